@@ -1,0 +1,24 @@
+"""core: the tensor and autograd engine of kbackend.
+
+Example:
+    >>> import core
+    >>> from core import nd, autograd
+    >>> x = nd.array([1.0, 2.0, 3.0]); x.attach_grad()
+    >>> with autograd.record():
+    ...     y = (x ** 2).sum()
+    >>> y.backward()
+    >>> x.grad.asnumpy().tolist()
+    [2.0, 4.0, 6.0]
+"""
+from . import autograd, context, dtypes
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .ndarray import NDArray, array, from_dlpack
+from . import ops
+from . import nd, np
+from . import random
+
+__version__ = "0.1.0"
+
+__all__ = ["Context", "NDArray", "array", "autograd", "context", "cpu", "cpu_pinned",
+           "current_context", "dtypes", "from_dlpack", "gpu", "nd", "np", "num_gpus", "ops",
+           "random", "__version__"]

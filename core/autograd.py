@@ -1,0 +1,512 @@
+"""Automatic differentiation: recording scopes, the tape, backward and grad.
+
+While :func:`record` is active, every operator whose inputs are attached to the
+graph (through :meth:`NDArray.attach_grad` or :func:`mark_variables`) adds a node to
+the tape. :func:`backward` walks the tape in reverse topological order and calls
+each operator's VJP, which is written with core operators, so the backward pass is
+itself recorded when ``create_graph=True`` (higher-order gradients).
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from contextlib import contextmanager
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "backward", "grad", "mark_variables",
+           "Function", "stop_gradient"]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.recording = False
+        self.training = False
+
+
+_state = _State()
+
+
+def is_recording() -> bool:
+    """Whether operators are being recorded for gradient computation."""
+    return _state.recording
+
+
+def is_training() -> bool:
+    """Whether layers run in training mode (dropout active, batch statistics used)."""
+    return _state.training
+
+
+def set_recording(is_recording: bool) -> bool:  # noqa: A002 - MXNet's name
+    """Set recording on or off; returns the previous state."""
+    prev, _state.recording = _state.recording, bool(is_recording)
+    return prev
+
+
+def set_training(train_mode: bool) -> bool:
+    """Set training mode on or off; returns the previous state."""
+    prev, _state.training = _state.training, bool(train_mode)
+    return prev
+
+
+@contextmanager
+def _scope(recording, training):
+    prev_r, prev_t = _state.recording, _state.training
+    if recording is not None:
+        _state.recording = recording
+    if training is not None:
+        _state.training = training
+    try:
+        yield
+    finally:
+        _state.recording, _state.training = prev_r, prev_t
+
+
+def record(train_mode: bool = True):  # noqa: F811 - MXNet's argument name
+    """Scope in which operators are recorded for autograd.
+
+    Args:
+        train_mode: also switch layers to training mode (default True).
+
+    Example:
+        >>> from core import nd, autograd
+        >>> x = nd.array([1.0, 2.0]); x.attach_grad()
+        >>> with autograd.record():
+        ...     y = (x * x).sum()
+        >>> y.backward(); x.grad.asnumpy().tolist()
+        [2.0, 4.0]
+    """
+    return _scope(True, train_mode)
+
+
+def pause(train_mode: bool = False):  # noqa: F811
+    """Scope in which recording is off (e.g. for metric computation inside record)."""
+    return _scope(False, train_mode)
+
+
+def train_mode():
+    """Scope with training mode on, recording unchanged."""
+    return _scope(None, True)
+
+
+def predict_mode():
+    """Scope with training mode off, recording unchanged."""
+    return _scope(None, False)
+
+
+# --------------------------------------------------------------------------- the tape
+
+class VarNode:
+    """A leaf of the graph: an array whose gradient is wanted."""
+
+    __slots__ = ("ref", "grad_req", "__weakref__")
+
+    def __init__(self, array, grad_req):
+        self.ref = weakref.ref(array)
+        self.grad_req = grad_req
+
+
+class Node:
+    """One recorded operator call."""
+
+    __slots__ = ("op", "attrs", "parents", "in_data", "out_data", "in_meta", "out_meta",
+                 "checks", "out_refs", "freed", "ctx", "__weakref__")
+
+
+def record_op(op, inputs, raw, attrs, outs):
+    """Add a node for ``op`` applied to ``inputs`` giving ``outs`` (called by invoke)."""
+    from .ndarray import NDArray
+
+    node = Node()
+    node.op = op
+    node.attrs = attrs
+    node.parents = tuple(x._node if isinstance(x, NDArray) else None for x in inputs)
+    multi = type(outs) is tuple
+    out_list = outs if multi else (outs,)
+    node.in_meta = tuple((r.shape, r.dtype) if hasattr(r, "shape") else None for r in raw)
+    node.out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list)
+    if op.save:
+        node.in_data = tuple(raw)
+        node.out_data = tuple(o._data for o in out_list)
+        node.checks = tuple((x, x._version) for x in inputs if isinstance(x, NDArray))
+        node.out_refs = tuple((weakref.ref(o), 0) for o in out_list)
+    else:
+        node.in_data = node.out_data = None
+        node.checks = node.out_refs = ()
+    node.freed = False
+    node.ctx = out_list[0]._ctx
+    for i, o in enumerate(out_list):
+        o._node = (node, i)
+
+
+class VjpContext:
+    """What a VJP rule sees of the forward call."""
+
+    __slots__ = ("node", "create_graph", "_inputs", "_outputs")
+
+    def __init__(self, node, create_graph):
+        self.node = node
+        self.create_graph = create_graph
+        self._inputs = None
+        self._outputs = None
+
+    @property
+    def attrs(self) -> dict:
+        return self.node.attrs
+
+    @property
+    def in_shapes(self):
+        return tuple(m[0] if m is not None else None for m in self.node.in_meta)
+
+    @property
+    def in_dtypes(self):
+        return tuple(m[1] if m is not None else None for m in self.node.in_meta)
+
+    @property
+    def out_shapes(self):
+        return tuple(m[0] for m in self.node.out_meta)
+
+    @property
+    def inputs(self):
+        """The forward inputs as NDArrays (connected to the graph under create_graph)."""
+        if self._inputs is None:
+            from .ndarray import NDArray
+
+            n = self.node
+            ctx = n.ctx
+            ins = []
+            for d, p in zip(n.in_data, n.parents):
+                if hasattr(d, "shape") and hasattr(d, "dtype"):
+                    ins.append(NDArray._make(d, ctx, p if self.create_graph else None))
+                else:
+                    ins.append(d)
+            self._inputs = tuple(ins)
+        return self._inputs
+
+    @property
+    def outputs(self):
+        """The forward outputs as NDArrays (connected to the graph under create_graph)."""
+        if self._outputs is None:
+            from .ndarray import NDArray
+
+            n = self.node
+            ctx = n.ctx
+            self._outputs = tuple(
+                NDArray._make(d, ctx, (n, i) if self.create_graph else None)
+                for i, d in enumerate(n.out_data))
+        return self._outputs
+
+    @property
+    def out(self):
+        """The single output (for one-output operators)."""
+        return self.outputs[0]
+
+
+def _toposort(head_nodes):
+    """Nodes reachable from ``head_nodes``, each after every node that consumes it."""
+    order, seen = [], set()
+    for h in head_nodes:
+        if id(h) in seen:
+            continue
+        stack = [(h, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            if isinstance(node, Node):
+                for p in node.parents:
+                    if p is not None and id(p[0]) not in seen:
+                        stack.append((p[0], False))
+    order.reverse()
+    return order
+
+
+def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
+    """Propagate gradients from ``heads``; returns {id(entry node, idx): grad}."""
+    from . import ops  # noqa: F401 - make sure the registry is loaded
+    from .ndarray import NDArray
+
+    if not isinstance(heads, (list, tuple)):
+        heads = [heads]
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif not isinstance(head_grads, (list, tuple)):
+        head_grads = [head_grads]
+    if len(head_grads) != len(heads):
+        raise ValueError(f"backward: got {len(heads)} heads but {len(head_grads)} head gradients")
+    grads: dict = {}
+    head_nodes = []
+    for h, hg in zip(heads, head_grads):
+        if not isinstance(h, NDArray):
+            raise TypeError(f"backward: heads must be NDArrays, got {type(h).__name__}")
+        if h._node is None:
+            raise ValueError(
+                "backward: this array is not part of a recorded graph; compute it inside "
+                "`with autograd.record():` from arrays that called attach_grad()")
+        if hg is None:
+            if h.size != 1:
+                raise ValueError(
+                    f"backward: the head has shape {tuple(h.shape)}; a head that is not a "
+                    "scalar needs head_grads (out_grad) of the same shape, or call "
+                    "y.sum().backward()")
+            hg = NDArray._make(h._ctx.xp.ones(h.shape, h.dtype), h._ctx, None)
+        elif not isinstance(hg, NDArray):
+            hg = NDArray._make(h._ctx.xp.asarray(hg, dtype=h.dtype), h._ctx, None)
+        if tuple(hg.shape) != tuple(h.shape):
+            raise ValueError(f"backward: head gradient shape {tuple(hg.shape)} does not match "
+                             f"the head's shape {tuple(h.shape)}")
+        _accumulate(grads, h._node, hg)
+        head_nodes.append(h._node[0])
+    prev = _state.recording
+    _state.recording = create_graph
+    try:
+        for node in _toposort(head_nodes):
+            if not isinstance(node, Node):
+                continue
+            gs = [grads.pop((id(node), i), None) for i in range(len(node.out_meta))]
+            if targets is not None:
+                for i, g in enumerate(gs):
+                    if (id(node), i) in targets and g is not None:
+                        targets[(id(node), i)] = g
+            if all(g is None for g in gs):
+                continue
+            if node.freed:
+                raise RuntimeError(
+                    f"backward: the graph through operator {node.op.name!r} was already "
+                    "freed by an earlier backward; pass retain_graph=True to the first "
+                    "backward to go through it twice")
+            _check_versions(node)
+            ctx_arr = _first_ctx(gs)
+            if len(gs) == 1:
+                g = gs[0]
+            else:
+                g = tuple(x if x is not None else NDArray._make(
+                    ctx_arr.xp.zeros(s, d), ctx_arr, None) for x, (s, d) in zip(gs, node.out_meta))
+            in_grads = node.op.vjp(VjpContext(node, create_graph), g)
+            if not isinstance(in_grads, (tuple, list)):
+                in_grads = (in_grads,)
+            if len(in_grads) != len(node.parents):
+                raise RuntimeError(f"{node.op.name}: VJP returned {len(in_grads)} gradients "
+                                   f"for {len(node.parents)} inputs")
+            for p, gx in zip(node.parents, in_grads):
+                if p is not None and gx is not None:
+                    _accumulate(grads, p, gx)
+            if not retain_graph:
+                node.freed = True
+                node.in_data = node.out_data = None
+                node.checks = ()
+    finally:
+        _state.recording = prev
+    return grads
+
+
+def _first_ctx(gs):
+    for g in gs:
+        if g is not None:
+            return g._ctx
+    raise RuntimeError("no gradient")
+
+
+def _accumulate(grads, entry, g):
+    key = (id(entry[0]), entry[1])
+    prev = grads.get(key)
+    if prev is None:
+        grads[key] = g
+        if isinstance(entry[0], VarNode):
+            grads[("var", id(entry[0]))] = entry[0]
+    else:
+        grads[key] = prev + g
+
+
+def _check_versions(node):
+    for x, v in node.checks:
+        if x._version != v:
+            raise RuntimeError(
+                f"backward: an input of operator {node.op.name!r} (shape {tuple(x.shape)}, "
+                f"{x.dtype.name}) was modified in place after it was used; its old value is "
+                "needed for the gradient. Use an out-of-place operation (y = y + 1) instead")
+    for ref, v in node.out_refs:
+        o = ref()
+        if o is not None and o._version != v:
+            raise RuntimeError(
+                f"backward: the output of operator {node.op.name!r} (shape {tuple(o.shape)}) "
+                "was modified in place after it was recorded; its value is needed for the "
+                "gradient. Use an out-of-place operation instead")
+
+
+def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True,
+             create_graph: bool = False) -> None:
+    """Compute gradients of ``heads`` and write them into the marked variables' ``.grad``.
+
+    Args:
+        heads: an NDArray or a list of them.
+        head_grads: gradients of the heads (default: ones for scalar heads).
+        retain_graph: keep the graph so backward can run through it again.
+        train_mode: accepted for MXNet compatibility (the graph keeps its own mode).
+        create_graph: record the backward pass too, for higher-order gradients.
+    """
+    grads = _run_backward(heads, head_grads, retain_graph, create_graph)
+    for key, node in list(grads.items()):
+        if key[0] == "var":
+            g = grads.get((id(node), 0))
+            arr = node.ref()
+            if arr is not None and g is not None:
+                arr._receive_grad(g, node.grad_req, create_graph)
+
+
+def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
+         create_graph: bool = False, train_mode: bool = True):
+    """Gradients of ``heads`` with respect to ``variables``, returned (not written to .grad).
+
+    Args:
+        heads: an NDArray or a list of them.
+        variables: an NDArray or a list of them; each must be a marked variable or an
+            array computed inside ``record()``.
+        head_grads: gradients of the heads (default: ones for scalar heads).
+        retain_graph: keep the graph (defaults to ``create_graph``).
+        create_graph: record the gradient computation for higher-order gradients.
+
+    Returns:
+        An NDArray per variable (a list if ``variables`` is a list).
+
+    Example:
+        >>> from core import nd, autograd
+        >>> x = nd.array([3.0]); x.attach_grad()
+        >>> with autograd.record():
+        ...     y = x * x * x
+        >>> dy = autograd.grad(y, x, create_graph=True)
+        >>> dy.asnumpy().tolist()
+        [27.0]
+    """
+    from .ndarray import NDArray
+
+    single = isinstance(variables, NDArray)
+    var_list = [variables] if single else list(variables)
+    targets = {}
+    for v in var_list:
+        if not isinstance(v, NDArray):
+            raise TypeError(f"grad: variables must be NDArrays, got {type(v).__name__}")
+        if v._node is None:
+            raise ValueError(
+                f"grad: a variable (shape {tuple(v.shape)}, {v.dtype.name}) was never marked "
+                "for gradients; call attach_grad() on it (or autograd.mark_variables) before "
+                "recording")
+        targets[(id(v._node[0]), v._node[1])] = None
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _run_backward(heads, head_grads, retain_graph, create_graph, targets)
+    out = []
+    for v in var_list:
+        key = (id(v._node[0]), v._node[1])
+        g = targets.get(key)
+        if g is None:
+            g = grads.get(key)
+        if g is None:
+            g = NDArray._make(v._ctx.xp.zeros(v.shape, v.dtype), v._ctx, None)
+        elif not create_graph:
+            g = g.detach()
+        out.append(g)
+    return out[0] if single else out
+
+
+def mark_variables(variables, gradients, grad_reqs="write") -> None:
+    """Mark arrays as variables whose gradients go into the given buffers.
+
+    Args:
+        variables: NDArrays (or one NDArray).
+        gradients: the gradient buffers, one per variable, same shapes.
+        grad_reqs: ``'write'``, ``'add'`` or ``'null'`` (one, or one per variable).
+    """
+    from .ndarray import NDArray
+
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not (len(variables) == len(gradients) == len(grad_reqs)):
+        raise ValueError("mark_variables: variables, gradients and grad_reqs differ in length")
+    for v, g, req in zip(variables, gradients, grad_reqs):
+        if tuple(v.shape) != tuple(g.shape):
+            raise ValueError(f"mark_variables: variable shape {tuple(v.shape)} and gradient "
+                             f"shape {tuple(g.shape)} differ")
+        v._attach(g, req)
+
+
+def stop_gradient(x):
+    """Identity whose gradient is zero (``BlockGrad`` in MXNet)."""
+    return x.detach()
+
+
+class Function:
+    """A user-defined differentiable operator with its own forward and backward.
+
+    Subclass it and define ``forward(self, *inputs)`` and ``backward(self, *out_grads)``
+    on NDArrays; use ``save_for_backward`` to keep what backward needs.
+
+    Example:
+        >>> from core import nd, autograd
+        >>> class Sigmoid(autograd.Function):
+        ...     def forward(self, x):
+        ...         y = 1 / (1 + nd.exp(-x)); self.save_for_backward(y); return y
+        ...     def backward(self, dy):
+        ...         y, = self.saved_tensors; return dy * y * (1 - y)
+        >>> x = nd.array([0.0]); x.attach_grad()
+        >>> with autograd.record():
+        ...     y = Sigmoid()(x)
+        >>> y.backward(); x.grad.asnumpy().tolist()
+        [0.25]
+    """
+
+    def __init__(self):
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *arrays) -> None:
+        self.saved_tensors = arrays
+
+    def forward(self, *inputs):
+        raise NotImplementedError("autograd.Function subclasses must define forward")
+
+    def backward(self, *output_grads):
+        raise NotImplementedError("autograd.Function subclasses must define backward")
+
+    def __call__(self, *inputs):
+        from .ndarray import NDArray
+        from .ops.registry import OpDef
+
+        with pause(_state.training):
+            outputs = self.forward(*inputs)
+        multi = isinstance(outputs, (list, tuple))
+        outs = tuple(outputs) if multi else (outputs,)
+        for o in outs:
+            if not isinstance(o, NDArray):
+                raise TypeError(f"{type(self).__name__}.forward must return NDArrays, "
+                                f"got {type(o).__name__}")
+        if _state.recording and any(isinstance(x, NDArray) and x._node is not None
+                                    for x in inputs):
+            fn = self
+
+            def vjp(ctx, g):
+                gs = g if isinstance(g, tuple) else (g,)
+                with pause(_state.training):
+                    res = fn.backward(*gs)
+                res = res if isinstance(res, (list, tuple)) else (res,)
+                if len(res) != len(inputs):
+                    raise ValueError(f"{type(fn).__name__}.backward returned {len(res)} "
+                                     f"gradients for {len(inputs)} inputs")
+                return tuple(r if isinstance(x, NDArray) else None
+                             for r, x in zip(res, inputs))
+
+            op = OpDef(name=type(self).__name__, forward=None, infer=None, vjp=vjp,
+                       inputs=(), attrs={}, nd=(), np=(), kind="composite",
+                       variadic=True, needs_ctx=False, differentiable=True, save=False,
+                       doc="")
+            fresh = tuple(o.detach() for o in outs)
+            raw = [x._data if isinstance(x, NDArray) else x for x in inputs]
+            record_op(op, list(inputs), raw, {}, fresh if multi else fresh[0])
+            outs = fresh
+        return tuple(outs) if multi else outs[0]
+

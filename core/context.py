@@ -1,0 +1,160 @@
+"""Devices: ``Context('cpu'|'gpu', id)``, ``cpu(i)``, ``gpu(i)``, ``current_context()``.
+
+Several CPU contexts (``cpu(0)``, ``cpu(1)``, ...) are distinct logical devices that
+share host memory: arrays remember their context and operators refuse to mix them,
+so every multi-device code path runs on a machine without a GPU.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy
+
+from . import cuda
+
+_DEVICE_TYPES = ("cpu", "gpu")
+
+
+class Context:
+    """A device: a type (``'cpu'`` or ``'gpu'``) and an id.
+
+    Contexts are interned: ``Context('cpu', 1) is cpu(1)``. A context is also a
+    ``with`` scope that makes it the default for array creation.
+
+    Args:
+        device_type: ``'cpu'`` or ``'gpu'``, or an existing Context.
+        device_id: the device number.
+
+    Example:
+        >>> from core import cpu
+        >>> with cpu(1):
+        ...     pass
+    """
+
+    __slots__ = ("device_type", "device_id", "_xp")
+    _interned: dict = {}
+
+    def __new__(cls, device_type="cpu", device_id: int = 0):
+        if isinstance(device_type, Context):
+            return device_type
+        if isinstance(device_type, str) and "(" in device_type:  # "cpu(1)" / "gpu:0"
+            name, _, rest = device_type.partition("(")
+            device_type, device_id = name, int(rest.rstrip(")"))
+        elif isinstance(device_type, str) and ":" in device_type:
+            name, _, rest = device_type.partition(":")
+            device_type, device_id = name, int(rest)
+        if device_type == "cuda":
+            device_type = "gpu"
+        if device_type not in _DEVICE_TYPES:
+            raise ValueError(
+                f"Context: unknown device type {device_type!r}; expected one of {_DEVICE_TYPES}"
+            )
+        if not isinstance(device_id, (int, numpy.integer)) or device_id < 0:
+            raise ValueError(f"Context: device id must be a non-negative int, got {device_id!r}")
+        key = (device_type, int(device_id))
+        ctx = cls._interned.get(key)
+        if ctx is None:
+            ctx = object.__new__(cls)
+            ctx.device_type, ctx.device_id = key
+            ctx._xp = numpy if device_type == "cpu" else None
+            cls._interned[key] = ctx
+        return ctx
+
+    @property
+    def xp(self):
+        """The array module for this device: numpy for CPU, cupy for GPU."""
+        if self._xp is None:
+            self._xp = cuda.get_cupy()
+        return self._xp
+
+    @property
+    def device_typeid(self) -> int:
+        return 1 if self.device_type == "cpu" else 2
+
+    def device_guard(self):
+        """A context manager that makes this device current for the array module."""
+        if self.device_type == "cpu":
+            return _NULL_GUARD
+        return self.xp.cuda.Device(self.device_id)
+
+    def __reduce__(self):
+        return (Context, (self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self) -> "Context":
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _stack().pop()
+
+
+class _NullGuard:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NULL_GUARD = _NullGuard()
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_local = _Local()
+_default = None
+
+
+def _stack():
+    return _local.stack
+
+
+def cpu(device_id: int = 0) -> Context:
+    """The CPU context ``device_id`` (a logical device sharing host memory)."""
+    return Context("cpu", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    """The GPU context ``device_id``; arrays on it need CuPy."""
+    return Context("gpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """MXNet's pinned-memory context; on this framework the same as ``cpu(device_id)``."""
+    return Context("cpu", device_id)
+
+
+def current_context() -> Context:
+    """The innermost ``with ctx:`` context, or the default (``cpu(0)``)."""
+    s = _local.stack
+    if s:
+        return s[-1]
+    return _default or cpu(0)
+
+
+def set_default_context(ctx) -> None:
+    """Set the process-wide default context used outside any ``with ctx:`` scope."""
+    global _default
+    _default = Context(ctx)
+
+
+def num_gpus() -> int:
+    """How many GPUs CuPy can see; 0 without CuPy or a GPU (never raises)."""
+    return cuda.gpu_count()
+
+
+def as_context(ctx) -> Context:
+    """``None`` means the current context; strings and Contexts are accepted."""
+    if ctx is None:
+        return current_context()
+    if isinstance(ctx, Context):
+        return ctx
+    return Context(ctx)

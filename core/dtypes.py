@@ -1,0 +1,54 @@
+"""The dtypes core supports, with bfloat16 from ml_dtypes."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy
+
+bfloat16 = numpy.dtype(ml_dtypes.bfloat16)
+float16 = numpy.dtype("float16")
+float32 = numpy.dtype("float32")
+float64 = numpy.dtype("float64")
+int8 = numpy.dtype("int8")
+int16 = numpy.dtype("int16")
+int32 = numpy.dtype("int32")
+int64 = numpy.dtype("int64")
+uint8 = numpy.dtype("uint8")
+bool_ = numpy.dtype("bool")
+
+SUPPORTED = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, bool_)
+FLOATS = (float16, float32, float64, bfloat16)
+_BY_NAME = {d.name: d for d in SUPPORTED}
+_BY_NAME.update({"bool_": bool_, "float": float64, "int": int64, "half": float16,
+                 "double": float64})
+
+
+def as_dtype(dtype, what: str = "dtype") -> numpy.dtype:
+    """Normalize a dtype given as a string, a NumPy type or a dtype.
+
+    Raises:
+        TypeError: naming ``what`` when the dtype is not one core supports.
+    """
+    if dtype is None:
+        raise TypeError(f"{what}: a dtype is required, got None")
+    if isinstance(dtype, numpy.dtype) and dtype in SUPPORTED:
+        return dtype
+    if isinstance(dtype, str):
+        d = _BY_NAME.get(dtype)
+        if d is not None:
+            return d
+    try:
+        d = numpy.dtype(dtype)
+    except TypeError:
+        d = None
+    if d is None or d not in SUPPORTED:
+        names = ", ".join(x.name for x in SUPPORTED)
+        raise TypeError(f"{what}: unsupported dtype {dtype!r}; supported: {names}")
+    return d
+
+
+def is_float(dtype) -> bool:
+    return dtype in FLOATS
+
+
+def is_integer(dtype) -> bool:
+    return numpy.dtype(dtype).kind in "iu"

@@ -1,0 +1,43 @@
+"""MXNet 1.x names over the operator registry (``mxnet.nd``).
+
+Example:
+    >>> from core import nd
+    >>> nd.broadcast_add(nd.ones((2, 3)), nd.arange(3)).asnumpy().tolist()
+    [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+"""
+from .. import ops as _ops
+from ..ndarray import NDArray, array, from_dlpack
+from ..ops.registry import namespace as _namespace
+from ..context import cpu, gpu, Context, current_context
+from . import linalg, random  # noqa: F401
+
+globals().update(_namespace("nd"))
+
+
+def waitall() -> None:
+    """Wait for all pending work (operators run eagerly, so this returns at once on CPU)."""
+    from ..context import num_gpus
+
+    if num_gpus():
+        from ..cuda import get_cupy
+
+        get_cupy().cuda.Device().synchronize()
+
+
+def concat(*data, dim: int = 1, num_args=None):
+    """MXNet's ``concat``: join arrays along ``dim`` (default 1)."""
+    return _ops.F.concatenate(*data, axis=dim)
+
+
+def stack(*data, axis: int = 0, num_args=None):
+    """MXNet's ``stack``: join arrays along a new axis."""
+    return _ops.F.stack(*data, axis=axis)
+
+
+def BlockGrad(data):  # noqa: N802 - MXNet's name
+    """Identity in the forward pass; stops the gradient."""
+    return data.detach()
+
+
+stop_gradient = BlockGrad
+_unused = (NDArray, array, from_dlpack, cpu, gpu, Context, current_context)

@@ -1,0 +1,528 @@
+"""``NDArray``: an array on a context, with autograd and MXNet's methods.
+
+An NDArray wraps an array of the context's array module (numpy on CPU, cupy on
+GPU). Operators never reach into another array's buffer: they go through the
+dispatcher in ``core.ops.registry``; code outside the dispatcher asks for data with
+``asnumpy()`` or ``wait_to_read()``.
+"""
+from __future__ import annotations
+
+import numpy
+
+from . import autograd as _ag
+from .context import Context, as_context
+from .dtypes import as_dtype
+
+# Filled in by core.ops once the registry is loaded (the registry imports this module).
+_R: dict = {}
+_invoke = None
+_EMPTY: dict = {}
+
+
+class NDArray:
+    """An n-dimensional array on a context (device), with autograd support.
+
+    Create arrays with ``core.nd.array``, ``core.nd.zeros``, ``core.np.array`` and the
+    other creation functions; ``NDArray(data, ctx, dtype)`` also works.
+
+    Example:
+        >>> from core import nd, cpu
+        >>> x = nd.array([[1, 2, 3], [4, 5, 6]], ctx=cpu(0))
+        >>> x.shape, x.context
+        ((2, 3), cpu(0))
+        >>> (x * 2).sum().asscalar()
+        42.0
+    """
+
+    __slots__ = ("_data", "_ctx", "_node", "_grad", "_version", "__weakref__")
+    __array_priority__ = 1000.0
+    __array_ufunc__ = None  # numpy defers to our reflected operators
+
+    def __init__(self, data, ctx=None, dtype=None):
+        ctx = as_context(ctx)
+        xp = ctx.xp
+        if isinstance(data, NDArray):
+            data = data.asnumpy() if data._ctx is not ctx else data._data
+        with ctx.device_guard():
+            arr = xp.array(data, dtype=None if dtype is None else as_dtype(dtype))
+        self._data = arr
+        self._ctx = ctx
+        self._node = None
+        self._grad = None
+        self._version = 0
+
+    @classmethod
+    def _make(cls, data, ctx, node):
+        a = cls.__new__(cls)
+        a._data = data
+        a._ctx = ctx
+        a._node = node
+        a._grad = None
+        a._version = 0
+        return a
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        return self._data.dtype
+
+    @property
+    def size(self) -> int:
+        return self._data.size
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    ctx = context
+    device = context
+
+    @property
+    def stype(self) -> str:
+        return "default"
+
+    @property
+    def T(self) -> "NDArray":
+        return _invoke(_R["transpose"], (self,), {"axes": None})
+
+    @property
+    def grad(self):
+        """The gradient buffer written by ``backward`` (None until ``attach_grad``)."""
+        return self._grad
+
+    @property
+    def handle(self):
+        return self._data
+
+    # ------------------------------------------------------------------ data access
+    def asnumpy(self) -> numpy.ndarray:
+        """A NumPy copy of the data (synchronizes with the device)."""
+        d = self._data
+        if self._ctx.device_type == "cpu":
+            return numpy.array(d, copy=True)
+        return d.get()
+
+    def asscalar(self):
+        """The value of a one-element array as a NumPy scalar."""
+        if self.size != 1:
+            raise ValueError(f"asscalar: the array has shape {self.shape}; "
+                             "only arrays of one element convert to a scalar")
+        return self.asnumpy().reshape(-1)[0]
+
+    def item(self, *args):
+        """The value of a one-element array (or of the element at ``args``) as a Python scalar."""
+        if args:
+            return self.asnumpy().item(*args)
+        if self.size != 1:
+            raise ValueError(f"item: the array has shape {self.shape}; only arrays of one "
+                             "element convert to a Python scalar")
+        return self.asnumpy().item()
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def wait_to_read(self) -> None:
+        """Block until the data is computed (a device synchronization on GPU)."""
+        if self._ctx.device_type != "cpu":
+            with self._ctx.device_guard():
+                self._ctx.xp.cuda.get_current_stream().synchronize()
+
+    def wait_to_write(self) -> None:
+        self.wait_to_read()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if stream is None:
+            return self._data.__dlpack__()
+        return self._data.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    # ------------------------------------------------------------------ copies, casts, contexts
+    def astype(self, dtype, copy: bool = True) -> "NDArray":
+        """Cast to ``dtype``; the gradient flows back through the cast."""
+        dtype = as_dtype(dtype, "astype")
+        if not copy and dtype == self.dtype:
+            return self
+        return _invoke(_R["cast"], (self,), {"dtype": dtype})
+
+    def copy(self) -> "NDArray":
+        """A copy on the same context (differentiable)."""
+        return _invoke(_R["copy"], (self,), _EMPTY)
+
+    def copyto(self, other):
+        """Copy to a context (returns the new array) or into an NDArray (returns it)."""
+        if isinstance(other, NDArray):
+            if other is self:
+                return self
+            src = self if other._ctx is self._ctx else self.copyto(other._ctx)
+            if tuple(other.shape) != tuple(self.shape):
+                raise ValueError(f"copyto: shapes differ: source {self.shape}, "
+                                 f"target {other.shape}")
+            other[...] = src
+            return other
+        ctx = as_context(other)
+        return _invoke(_R["_copyto"], (self,), {"to": ctx})
+
+    def as_in_context(self, ctx) -> "NDArray":
+        """This array if it is on ``ctx`` already, else a copy there (differentiable)."""
+        ctx = as_context(ctx)
+        return self if ctx is self._ctx else self.copyto(ctx)
+
+    as_in_ctx = as_in_context
+    to_device = as_in_context
+
+    def detach(self) -> "NDArray":
+        """The same data, cut from the graph."""
+        return NDArray._make(self._data, self._ctx, None)
+
+    # ------------------------------------------------------------------ autograd
+    def attach_grad(self, grad_req: str = "write", stype=None) -> None:
+        """Allocate a gradient buffer and mark this array as a variable for autograd.
+
+        Args:
+            grad_req: ``'write'`` (overwrite on each backward), ``'add'`` (accumulate)
+                or ``'null'`` (no gradient).
+        """
+        g = NDArray._make(self._ctx.xp.zeros(self.shape, self.dtype), self._ctx, None)
+        self._attach(g, grad_req)
+
+    def _attach(self, g, grad_req):
+        if grad_req not in ("write", "add", "null"):
+            raise ValueError(f"attach_grad: grad_req must be 'write', 'add' or 'null', "
+                             f"got {grad_req!r}")
+        if grad_req == "null":
+            self._grad = None
+            self._node = None
+            return
+        self._grad = g
+        self._node = (_ag.VarNode(self, grad_req), 0)
+
+    def _receive_grad(self, g, grad_req, create_graph):
+        if g.dtype != self.dtype:
+            g = g.astype(self.dtype)
+        if create_graph or self._grad is None:
+            self._grad = g if grad_req == "write" or self._grad is None else self._grad + g
+            return
+        buf = self._grad._data
+        if grad_req == "write":
+            buf[...] = g._data
+        else:
+            buf += g._data
+        self._grad._version += 1
+
+    def backward(self, out_grad=None, retain_graph: bool = False, train_mode: bool = True,
+                 create_graph: bool = False) -> None:
+        """Compute gradients of this array into the marked variables' ``grad``.
+
+        Args:
+            out_grad: the gradient of this array (needed when it is not a scalar).
+            retain_graph: keep the graph for another backward.
+            create_graph: record the backward pass (higher-order gradients).
+        """
+        _ag.backward(self, out_grad, retain_graph=retain_graph, train_mode=train_mode,
+                     create_graph=create_graph)
+
+    # ------------------------------------------------------------------ shape
+    def reshape(self, *shape, **kwargs) -> "NDArray":
+        """Reshape; accepts NumPy style and MXNet's special codes 0, -1, -2, -3, -4.
+
+        Example:
+            >>> from core import nd
+            >>> nd.zeros((2, 3, 4)).reshape(0, -1).shape
+            (2, 12)
+        """
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if not shape:
+            shape = kwargs.pop("shape", None) or kwargs.pop("newshape", ())
+        reverse = kwargs.pop("reverse", False)
+        kwargs.pop("order", None)
+        if kwargs:
+            raise TypeError(f"reshape: unexpected arguments {sorted(kwargs)}")
+        return _invoke(_R["reshape"], (self,), {"newshape": tuple(shape), "reverse": reverse})
+
+    def transpose(self, *axes) -> "NDArray":
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _invoke(_R["transpose"], (self,), {"axes": tuple(axes) if axes else None})
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d NDArray")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        return _invoke(_R["_getitem"], (self,), {"key": _norm_key(self, key)})
+
+    def __setitem__(self, key, value):
+        key = _norm_key(self, key)
+        if isinstance(value, NDArray) and value._ctx is not self._ctx:
+            raise ValueError(f"__setitem__: the value is on {value._ctx} but the array is on "
+                             f"{self._ctx}; move it with value.as_in_context({self._ctx})")
+        if _ag._state.recording and (self._node is not None or (
+                isinstance(value, NDArray) and value._node is not None)):
+            self._check_not_leaf("__setitem__")
+            res = _invoke(_R["_index_update"], (self, value), {"key": key})
+            self._data, self._node = res._data, res._node
+            return
+        v = value._data if isinstance(value, NDArray) else value
+        try:
+            self._data[key] = v
+        except (ValueError, TypeError, IndexError) as e:
+            raise type(e)(f"__setitem__: cannot assign a value of shape "
+                          f"{getattr(v, 'shape', ())} to index {key!r} of an array of shape "
+                          f"{self.shape} ({e})") from None
+        self._bump()
+
+    def _bump(self):
+        self._version += 1
+        if self._node is not None and not isinstance(self._node[0], _ag.VarNode):
+            self._node = None
+
+    def _check_not_leaf(self, what):
+        if self._node is not None and isinstance(self._node[0], _ag.VarNode):
+            raise RuntimeError(
+                f"{what}: an array that called attach_grad() (shape {self.shape}) cannot be "
+                "modified in place while recording; compute a new array instead, or modify "
+                "it outside autograd.record()")
+
+    def _inplace(self, name, other):
+        if _ag._state.recording and (self._node is not None or (
+                isinstance(other, NDArray) and other._node is not None)):
+            self._check_not_leaf(f"in-place {name}")
+            res = _invoke(_R[name], (self, other), _EMPTY)
+            if res.shape != self.shape:
+                raise ValueError(f"in-place {name}: the result has shape {res.shape}, which "
+                                 f"does not fit the array's shape {self.shape}")
+            if res.dtype != self.dtype:
+                res = res.astype(self.dtype)
+            self._data, self._node = res._data, res._node
+            return self
+        res = _invoke(_R[name], (self, other), _EMPTY)
+        if res.shape != self.shape:
+            raise ValueError(f"in-place {name}: the result has shape {res.shape}, which does "
+                             f"not fit the array's shape {self.shape}")
+        if res.dtype != self.dtype and not numpy.can_cast(res.dtype, self.dtype, "same_kind"):
+            raise TypeError(f"in-place {name}: cannot store the {res.dtype.name} result in an "
+                            f"array of dtype {self.dtype.name}")
+        self._data[...] = res._data
+        self._bump()
+        return self
+
+    # ------------------------------------------------------------------ arithmetic
+    def __add__(self, o): return _invoke(_R["add"], (self, o), _EMPTY)
+    def __radd__(self, o): return _invoke(_R["add"], (o, self), _EMPTY)
+    def __sub__(self, o): return _invoke(_R["subtract"], (self, o), _EMPTY)
+    def __rsub__(self, o): return _invoke(_R["subtract"], (o, self), _EMPTY)
+    def __mul__(self, o): return _invoke(_R["multiply"], (self, o), _EMPTY)
+    def __rmul__(self, o): return _invoke(_R["multiply"], (o, self), _EMPTY)
+    def __truediv__(self, o): return _invoke(_R["divide"], (self, o), _EMPTY)
+    def __rtruediv__(self, o): return _invoke(_R["divide"], (o, self), _EMPTY)
+    def __floordiv__(self, o): return _invoke(_R["floor_divide"], (self, o), _EMPTY)
+    def __rfloordiv__(self, o): return _invoke(_R["floor_divide"], (o, self), _EMPTY)
+    def __mod__(self, o): return _invoke(_R["mod"], (self, o), _EMPTY)
+    def __rmod__(self, o): return _invoke(_R["mod"], (o, self), _EMPTY)
+    def __pow__(self, o): return _invoke(_R["power"], (self, o), _EMPTY)
+    def __rpow__(self, o): return _invoke(_R["power"], (o, self), _EMPTY)
+    def __matmul__(self, o): return _invoke(_R["matmul"], (self, o), _EMPTY)
+    def __rmatmul__(self, o): return _invoke(_R["matmul"], (o, self), _EMPTY)
+    def __neg__(self): return _invoke(_R["negative"], (self,), _EMPTY)
+    def __pos__(self): return self
+    def __abs__(self): return _invoke(_R["abs"], (self,), _EMPTY)
+    def __invert__(self): return _invoke(_R["bitwise_not"], (self,), _EMPTY)
+    def __and__(self, o): return _invoke(_R["bitwise_and"], (self, o), _EMPTY)
+    def __rand__(self, o): return _invoke(_R["bitwise_and"], (o, self), _EMPTY)
+    def __or__(self, o): return _invoke(_R["bitwise_or"], (self, o), _EMPTY)
+    def __ror__(self, o): return _invoke(_R["bitwise_or"], (o, self), _EMPTY)
+    def __xor__(self, o): return _invoke(_R["bitwise_xor"], (self, o), _EMPTY)
+    def __rxor__(self, o): return _invoke(_R["bitwise_xor"], (o, self), _EMPTY)
+    def __eq__(self, o): return _invoke(_R["equal"], (self, o), _EMPTY)
+    def __ne__(self, o): return _invoke(_R["not_equal"], (self, o), _EMPTY)
+    def __lt__(self, o): return _invoke(_R["less"], (self, o), _EMPTY)
+    def __le__(self, o): return _invoke(_R["less_equal"], (self, o), _EMPTY)
+    def __gt__(self, o): return _invoke(_R["greater"], (self, o), _EMPTY)
+    def __ge__(self, o): return _invoke(_R["greater_equal"], (self, o), _EMPTY)
+    def __iadd__(self, o): return self._inplace("add", o)
+    def __isub__(self, o): return self._inplace("subtract", o)
+    def __imul__(self, o): return self._inplace("multiply", o)
+    def __itruediv__(self, o): return self._inplace("divide", o)
+    def __ifloordiv__(self, o): return self._inplace("floor_divide", o)
+    def __imod__(self, o): return self._inplace("mod", o)
+    def __ipow__(self, o): return self._inplace("power", o)
+    def __iand__(self, o): return self._inplace("bitwise_and", o)
+    def __ior__(self, o): return self._inplace("bitwise_or", o)
+    def __ixor__(self, o): return self._inplace("bitwise_xor", o)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"the truth value of an NDArray of shape {self.shape} is "
+                             "ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.asscalar())
+
+    def __int__(self) -> int:
+        return int(self.asscalar())
+
+    def __index__(self) -> int:
+        if self.ndim != 0 or self.dtype.kind not in "iub":
+            raise TypeError("only 0-d integer NDArrays can be used as an index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.asscalar())
+
+    def __repr__(self) -> str:
+        shape = "x".join(str(s) for s in self.shape)
+        return f"\n{self.asnumpy()}\n<{type(self).__name__} {shape} @{self._ctx}>"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def __reduce__(self):
+        raise TypeError("NDArray is not pickled; save arrays with core.serialization "
+                        "(HDF5 or .npz), which loads without pickle")
+
+
+def _norm_key(arr, key):
+    """Replace NDArrays and lists inside an index by raw arrays of ``arr``'s module."""
+    if isinstance(key, NDArray):
+        return _raw_index(arr, key)
+    if isinstance(key, list):
+        return arr._ctx.xp.asarray(key)
+    if isinstance(key, tuple):
+        if any(isinstance(k, (NDArray, list)) for k in key):
+            return tuple(_raw_index(arr, k) if isinstance(k, NDArray)
+                         else arr._ctx.xp.asarray(k) if isinstance(k, list) else k
+                         for k in key)
+    return key
+
+
+def _raw_index(arr, k):
+    if k._ctx is arr._ctx:
+        d = k._data
+    else:
+        d = arr._ctx.xp.asarray(k.asnumpy())
+    if d.dtype.kind == "f":
+        raise IndexError(f"indexing: index arrays must be integer or boolean, got "
+                         f"{d.dtype.name} (shape {d.shape}); cast with .astype('int64')")
+    return d
+
+
+# Methods that forward to registry operators: (method name, operator name).
+_METHODS = (
+    ("sum", "sum"), ("mean", "mean"), ("prod", "prod"), ("max", "max"), ("min", "min"),
+    ("argmax", "argmax"), ("argmin", "argmin"), ("std", "std"), ("var", "var"),
+    ("norm", "norm"), ("cumsum", "cumsum"), ("cumprod", "cumprod"), ("all", "all"),
+    ("any", "any"), ("nansum", "nansum"), ("nanmean", "nanmean"), ("logsumexp", "logsumexp"),
+    ("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p", "log1p"),
+    ("log2", "log2"), ("log10", "log10"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"),
+    ("cbrt", "cbrt"), ("square", "square"), ("reciprocal", "reciprocal"),
+    ("abs", "abs"), ("sign", "sign"), ("round", "round"), ("rint", "rint"),
+    ("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"), ("fix", "fix"),
+    ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("arcsin", "arcsin"),
+    ("arccos", "arccos"), ("arctan", "arctan"), ("sinh", "sinh"), ("cosh", "cosh"),
+    ("tanh", "tanh"), ("arcsinh", "arcsinh"), ("arccosh", "arccosh"),
+    ("arctanh", "arctanh"), ("sigmoid", "sigmoid"), ("relu", "relu"),
+    ("softsign", "softsign"), ("clip", "clip"), ("swapaxes", "swapaxes"),
+    ("moveaxis", "moveaxis"), ("expand_dims", "expand_dims"), ("squeeze", "squeeze"),
+    ("flatten", "flatten"), ("ravel", "ravel"), ("broadcast_to", "broadcast_to"),
+    ("broadcast_like", "broadcast_like"), ("tile", "tile"), ("repeat", "repeat"),
+    ("flip", "flip"), ("sort", "sort"), ("argsort", "argsort"), ("topk", "topk"),
+    ("take", "take"), ("pick", "pick"), ("one_hot", "one_hot"), ("dot", "dot"),
+    ("slice_axis", "slice_axis"), ("split", "split"), ("diag", "diag"),
+    ("zeros_like", "zeros_like"), ("ones_like", "ones_like"),
+)
+
+
+def _bind_methods(registry: dict, invoke) -> None:
+    """Attach the registry and the operator-backed methods (called by core.ops)."""
+    global _invoke
+    _R.update(registry)
+    _invoke = invoke
+    from .ops.registry import _call_generic
+
+    for meth, opname in _METHODS:
+        op = registry.get(opname)
+        if op is None or hasattr(NDArray, meth):
+            continue
+
+        def method(self, *args, __op=op, **kwargs):
+            return _call_generic(__op, (self,) + args, kwargs)
+
+        method.__name__ = meth
+        method.__doc__ = f"Same as the operator ``{opname}`` with this array as first input."
+        setattr(NDArray, meth, method)
+
+
+def array(source, ctx=None, dtype=None) -> NDArray:
+    """An NDArray from any array-like (MXNet's ``nd.array``).
+
+    Args:
+        source: a list, scalar, NumPy array, NDArray, or anything ``numpy.asarray`` takes.
+        ctx: the context (default: the current one).
+        dtype: the dtype; by default an NDArray keeps its dtype and numeric data of any
+            other kind becomes float32 (MXNet's default). ``core.np.array`` keeps NumPy
+            arrays' dtypes instead.
+
+    Example:
+        >>> from core import nd
+        >>> nd.array([1, 2, 3]).dtype
+        dtype('float32')
+    """
+    ctx = as_context(ctx)
+    if isinstance(source, NDArray):
+        src = source.asnumpy() if source._ctx.xp is not ctx.xp else source._data
+    elif hasattr(source, "__dlpack__") and not isinstance(source, numpy.ndarray) \
+            and ctx.xp is not numpy and type(source).__module__.startswith("cupy"):
+        src = source
+    else:
+        src = numpy.asarray(source)
+        if dtype is None and src.dtype.kind in "iuf":
+            src = src.astype(numpy.float32)
+    if src.dtype.kind in "OUSV" and src.dtype.name != "bfloat16":
+        raise TypeError(f"array: cannot make an NDArray from data of dtype {src.dtype} "
+                        f"({type(source).__name__}); only numbers and booleans are supported")
+    dt = as_dtype(dtype, "array") if dtype is not None else as_dtype(src.dtype, "array")
+    xp = ctx.xp
+    with ctx.device_guard():
+        data = xp.array(src, dtype=dt, copy=True)
+    return NDArray._make(data, ctx, None)
+
+
+def from_dlpack(x, ctx=None) -> NDArray:
+    """An NDArray sharing memory with a DLPack-capable array (NumPy, CuPy, torch, ...)."""
+    if ctx is None:
+        dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+        ctx = Context("gpu", x.__dlpack_device__()[1]) if dev == 2 else Context("cpu", 0)
+    ctx = as_context(ctx)
+    with ctx.device_guard():
+        data = ctx.xp.from_dlpack(x)
+    return NDArray._make(data, ctx, None)
+
+
+def to_dlpack_for_read(x: NDArray):
+    return x.__dlpack__()

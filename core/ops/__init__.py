@@ -1,0 +1,22 @@
+"""The operators, one module per family; importing this package fills the registry."""
+from . import registry
+from . import (  # noqa: F401 - each import registers a family
+    binary,
+    broadcast,
+    cast,
+    creation,
+    elemwise,
+    index,
+    linalg,
+    random,
+    reduce,
+    shape,
+    sort,
+)
+from .registry import REGISTRY, F, OpDef, defop, invoke
+
+from .. import ndarray as _ndarray
+
+_ndarray._bind_methods(REGISTRY, invoke)
+
+__all__ = ["REGISTRY", "F", "OpDef", "defop", "invoke", "registry"]

@@ -1,0 +1,158 @@
+"""Binary elementwise operators with NumPy broadcasting, and ``where``."""
+from __future__ import annotations
+
+import numpy
+
+from .broadcast import sum_to
+from .infer import broadcast, result_type, ufunc_dtype
+from .registry import Aval, F, defop
+
+
+def _binary_infer(name, ufunc):
+    def infer(a, b, **_):
+        return Aval(broadcast(name, a, b), ufunc_dtype(name, ufunc, a, b))
+
+    return infer
+
+
+def _red(c, i, g):
+    """Gradient ``g`` reduced to input ``i``'s shape and dtype (None for scalars)."""
+    m = c.node.in_meta[i]
+    if m is None:
+        return None
+    if m[1].kind not in "fc":  # integer and boolean inputs get no gradient
+        return None
+    return sum_to(g, m[0], m[1])
+
+
+def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True):
+    uname = ufunc.__name__
+
+    def forward(xp, a, b):
+        return getattr(xp, uname)(a, b)
+
+    forward.__doc__ = doc
+    defop(name, infer=_binary_infer(name, ufunc), inputs=("x1", "x2"),
+          vjp=vjp if differentiable else None, save=save, doc=doc,
+          nd=(name,) if nd is None else nd, np=(name,) if np is None else np)(forward)
+
+
+def _mx(name):
+    """MXNet's 1.x names for a broadcasting binary operator."""
+    return (name, f"broadcast_{name}")
+
+
+_binary("add", numpy.add, lambda c, g: (_red(c, 0, g), _red(c, 1, g)), save=False,
+        nd=("add", "broadcast_add", "broadcast_plus", "elemwise_add", "plus"),
+        doc="a + b with broadcasting.")
+_binary("subtract", numpy.subtract, lambda c, g: (_red(c, 0, g), _red(c, 1, -g)), save=False,
+        nd=("subtract", "broadcast_sub", "broadcast_minus", "elemwise_sub", "minus"),
+        doc="a - b with broadcasting.")
+_binary("multiply", numpy.multiply,
+        lambda c, g: (_red(c, 0, g * c.inputs[1]), _red(c, 1, g * c.inputs[0])),
+        nd=("multiply", "broadcast_mul", "elemwise_mul"), doc="a * b with broadcasting.")
+_binary("divide", numpy.true_divide,
+        lambda c, g: (_red(c, 0, g / c.inputs[1]), _red(c, 1, -g * c.out / c.inputs[1])),
+        nd=("divide", "broadcast_div", "elemwise_div"), np=("divide", "true_divide"),
+        doc="a / b (true division) with broadcasting.")
+_binary("floor_divide", numpy.floor_divide,
+        lambda c, g: (_red(c, 0, F.zeros_like(g)), _red(c, 1, F.zeros_like(g))), save=False,
+        nd=("floor_divide",), doc="Floor of a / b.")
+_binary("mod", numpy.remainder,
+        lambda c, g: (_red(c, 0, g),
+                      _red(c, 1, -g * F.floor_divide(c.inputs[0], c.inputs[1]))),
+        nd=("mod", "broadcast_mod"), np=("mod", "remainder"),
+        doc="Remainder of a / b with the sign of b (Python's %).")
+
+
+def _power_vjp(c, g):
+    a, b = c.inputs
+    ga = _red(c, 0, g * b * F.power(a, b - 1)) if c.node.in_meta[0] is not None else None
+    gb = None
+    if c.node.in_meta[1] is not None:
+        safe = F.where(a > 0, a, 1) if hasattr(a, "shape") else (a if a > 0 else 1)
+        gb = _red(c, 1, g * c.out * F.log(safe))
+    return ga, gb
+
+
+_binary("power", numpy.power, _power_vjp, nd=("power", "broadcast_power"),
+        doc="a ** b; the gradient for b uses log(a) where a > 0 and 0 elsewhere.")
+
+
+def _max_vjp(c, g):
+    a, b = c.inputs
+    m = a >= b
+    return _red(c, 0, g * m), _red(c, 1, g * F.logical_not(m))
+
+
+def _min_vjp(c, g):
+    a, b = c.inputs
+    m = a <= b
+    return _red(c, 0, g * m), _red(c, 1, g * F.logical_not(m))
+
+
+_binary("maximum", numpy.maximum, _max_vjp, nd=_mx("maximum"),
+        doc="Elementwise maximum; on ties the gradient goes to the first input.")
+_binary("minimum", numpy.minimum, _min_vjp, nd=_mx("minimum"),
+        doc="Elementwise minimum; on ties the gradient goes to the first input.")
+_binary("hypot", numpy.hypot,
+        lambda c, g: (_red(c, 0, g * c.inputs[0] / c.out), _red(c, 1, g * c.inputs[1] / c.out)),
+        nd=_mx("hypot"), doc="sqrt(a**2 + b**2) without overflow.")
+
+
+def _atan2_vjp(c, g):
+    a, b = c.inputs
+    d = a * a + b * b
+    return _red(c, 0, g * b / d), _red(c, 1, -g * a / d)
+
+
+_binary("arctan2", numpy.arctan2, _atan2_vjp, nd=("arctan2",), np=("arctan2", "atan2"),
+        doc="Angle of the point (b, a): arctan(a / b) in the right quadrant.")
+_binary("logaddexp", numpy.logaddexp,
+        lambda c, g: (_red(c, 0, g * F.exp(c.inputs[0] - c.out)),
+                      _red(c, 1, g * F.exp(c.inputs[1] - c.out))),
+        doc="log(exp(a) + exp(b)) without overflow.")
+_binary("copysign", numpy.copysign,
+        lambda c, g: (_red(c, 0, g * F.sign(c.inputs[0]) * F.sign(c.out)),
+                      _red(c, 1, F.zeros_like(g))),
+        doc="|a| with the sign of b.")
+
+for _name, _uf, _mxn in (("equal", numpy.equal, "broadcast_equal"),
+                         ("not_equal", numpy.not_equal, "broadcast_not_equal"),
+                         ("less", numpy.less, "broadcast_lesser"),
+                         ("less_equal", numpy.less_equal, "broadcast_lesser_equal"),
+                         ("greater", numpy.greater, "broadcast_greater"),
+                         ("greater_equal", numpy.greater_equal, "broadcast_greater_equal"),
+                         ("logical_and", numpy.logical_and, "broadcast_logical_and"),
+                         ("logical_or", numpy.logical_or, "broadcast_logical_or"),
+                         ("logical_xor", numpy.logical_xor, "broadcast_logical_xor")):
+    _binary(_name, _uf, None, nd=(_name, _mxn), differentiable=False,
+            doc=f"Elementwise {_name.replace('_', ' ')} (boolean result, no gradient).")
+
+for _name, _uf in (("bitwise_and", numpy.bitwise_and), ("bitwise_or", numpy.bitwise_or),
+                   ("bitwise_xor", numpy.bitwise_xor)):
+    _binary(_name, _uf, None, differentiable=False,
+            doc=f"Elementwise {_name.replace('_', ' ')} of integers or booleans.")
+
+
+# --------------------------------------------------------------- where
+def _where_infer(cond, x, y, **_):
+    return Aval(broadcast("where", cond, x, y), result_type("where", x, y))
+
+
+def _where_vjp(c, g):
+    cond = c.inputs[0]
+    zero = F.zeros_like(g)
+    return (None, _red(c, 1, F.where(cond, g, zero)), _red(c, 2, F.where(cond, zero, g)))
+
+
+@defop("where", infer=_where_infer, inputs=("condition", "x", "y"), nd=("where",),
+       np=("where",), vjp=_where_vjp)
+def _where(xp, cond, x, y):
+    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcasting)."""
+    cond = xp.asarray(cond)
+    if cond.dtype != bool:
+        cond = cond != 0
+    return xp.where(cond, x, y)
+
+

@@ -1,0 +1,48 @@
+"""Casting and copying: ``cast``/``astype``, ``copy`` and moving between contexts."""
+from __future__ import annotations
+
+from ..context import Context
+from ..dtypes import as_dtype
+from .registry import Aval, F, defop
+
+
+def _cast_vjp(c, g):
+    src = c.in_dtypes[0]
+    if src.kind not in "fc":
+        return (None,)
+    return (F.cast(g, dtype=src),)
+
+
+@defop("cast", infer=lambda x, dtype="float32": Aval(x.shape, as_dtype(dtype, "cast")),
+       attrs={"dtype": "float32"}, nd=("cast", "Cast", "amp_cast"), np=("astype",),
+       save=False, vjp=_cast_vjp)
+def _cast(xp, x, dtype="float32"):
+    """Cast to ``dtype``; the gradient is cast back to the input's dtype."""
+    return x.astype(as_dtype(dtype, "cast"))
+
+
+@defop("copy", infer=lambda x: Aval(x.shape, x.dtype), nd=("copy", "identity", "_copy"),
+       np=("copy",), save=False, vjp=lambda c, g: (g,))
+def _copy(xp, x):
+    """A copy of the array."""
+    return x.copy()
+
+
+def _copyto_infer(x, to=None):
+    if not isinstance(to, Context):
+        raise TypeError(f"_copyto: the target must be a Context, got {to!r}")
+    return Aval(x.shape, x.dtype)
+
+
+@defop("_copyto", infer=_copyto_infer, attrs={"to": None}, save=False,
+       place=lambda attrs, ctx: attrs["to"],
+       vjp=lambda c, g: (F._copyto(g, to=c.attrs["_from"]),))
+def _copyto(xp, x, to=None, _from=None):
+    """Copy to the context ``to`` (differentiable: the gradient goes back)."""
+    dst = to.xp
+    if dst is xp:
+        return x.copy()
+    if to.device_type == "cpu":
+        return x.get()
+    with to.device_guard():
+        return dst.asarray(x)

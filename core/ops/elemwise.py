@@ -1,0 +1,228 @@
+"""Elementwise unary operators."""
+from __future__ import annotations
+
+import math
+
+import numpy
+
+from .. import cuda
+from .infer import fmt, ufunc_dtype
+from .registry import Aval, F, defop
+
+
+def _same(x, **_):
+    return Aval(x.shape, x.dtype)
+
+
+def _ufunc_infer(name, ufunc):
+    cache = {}
+
+    def infer(x, **_):
+        d = cache.get(x.dtype)
+        if d is None:
+            d = cache[x.dtype] = ufunc_dtype(name, ufunc, x)
+        return Aval(x.shape, d)
+
+    return infer
+
+
+def _ufunc(name, np_ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True):
+    """Register a unary operator that is a NumPy/CuPy ufunc of the same name."""
+    uname = np_ufunc.__name__
+
+    def forward(xp, x):
+        return getattr(xp, uname)(x)
+
+    forward.__doc__ = doc
+    defop(name, infer=_ufunc_infer(name, np_ufunc), vjp=vjp if differentiable else None,
+          nd=(name,) if nd is None else nd, np=(name,) if np is None else np, save=save,
+          doc=doc)(forward)
+
+
+def _zeros(c, g):
+    return (F.zeros_like(g),)
+
+
+# --------------------------------------------------------------- arithmetic and powers
+_ufunc("abs", numpy.absolute, lambda c, g: (g * F.sign(c.inputs[0]),),
+       np=("abs", "absolute", "fabs"), doc="Absolute value.")
+_ufunc("sign", numpy.sign, _zeros, doc="Sign (-1, 0 or 1).")
+_ufunc("negative", numpy.negative, lambda c, g: (-g,), save=False, doc="Numerical negative.")
+_ufunc("reciprocal", numpy.reciprocal, lambda c, g: (-g * c.out * c.out,),
+       doc="1 / x (integer inputs divide as integers, like NumPy).")
+_ufunc("square", numpy.square, lambda c, g: (g * c.inputs[0] * 2,), doc="x * x.")
+_ufunc("sqrt", numpy.sqrt, lambda c, g: (g / (c.out * 2),), doc="Square root.")
+_ufunc("cbrt", numpy.cbrt, lambda c, g: (g / (c.out * c.out * 3),), doc="Cube root.")
+_ufunc("exp", numpy.exp, lambda c, g: (g * c.out,), doc="e ** x.")
+_ufunc("expm1", numpy.expm1, lambda c, g: (g * (c.out + 1),), doc="exp(x) - 1, exact near 0.")
+_ufunc("log", numpy.log, lambda c, g: (g / c.inputs[0],), doc="Natural logarithm.")
+_ufunc("log1p", numpy.log1p, lambda c, g: (g / (c.inputs[0] + 1),), doc="log(1 + x).")
+_ufunc("log2", numpy.log2, lambda c, g: (g / (c.inputs[0] * math.log(2)),), doc="Base-2 log.")
+_ufunc("log10", numpy.log10, lambda c, g: (g / (c.inputs[0] * math.log(10)),),
+       doc="Base-10 logarithm.")
+
+# --------------------------------------------------------------- trigonometric, hyperbolic
+_ufunc("sin", numpy.sin, lambda c, g: (g * F.cos(c.inputs[0]),), doc="Sine.")
+_ufunc("cos", numpy.cos, lambda c, g: (-g * F.sin(c.inputs[0]),), doc="Cosine.")
+_ufunc("tan", numpy.tan, lambda c, g: (g * (c.out * c.out + 1),), doc="Tangent.")
+_ufunc("arcsin", numpy.arcsin,
+       lambda c, g: (g * F.rsqrt(1 - c.inputs[0] * c.inputs[0]),), np=("arcsin", "asin"),
+       doc="Inverse sine.")
+_ufunc("arccos", numpy.arccos,
+       lambda c, g: (-g * F.rsqrt(1 - c.inputs[0] * c.inputs[0]),), np=("arccos", "acos"),
+       doc="Inverse cosine.")
+_ufunc("arctan", numpy.arctan, lambda c, g: (g / (c.inputs[0] * c.inputs[0] + 1),),
+       np=("arctan", "atan"), doc="Inverse tangent.")
+_ufunc("sinh", numpy.sinh, lambda c, g: (g * F.cosh(c.inputs[0]),), doc="Hyperbolic sine.")
+_ufunc("cosh", numpy.cosh, lambda c, g: (g * F.sinh(c.inputs[0]),), doc="Hyperbolic cosine.")
+_ufunc("tanh", numpy.tanh, lambda c, g: (g * (1 - c.out * c.out),), doc="Hyperbolic tangent.")
+_ufunc("arcsinh", numpy.arcsinh,
+       lambda c, g: (g * F.rsqrt(c.inputs[0] * c.inputs[0] + 1),), np=("arcsinh", "asinh"),
+       doc="Inverse hyperbolic sine.")
+_ufunc("arccosh", numpy.arccosh,
+       lambda c, g: (g * F.rsqrt(c.inputs[0] * c.inputs[0] - 1),), np=("arccosh", "acosh"),
+       doc="Inverse hyperbolic cosine.")
+_ufunc("arctanh", numpy.arctanh, lambda c, g: (g / (1 - c.inputs[0] * c.inputs[0]),),
+       np=("arctanh", "atanh"), doc="Inverse hyperbolic tangent.")
+_ufunc("degrees", numpy.degrees, lambda c, g: (g * (180.0 / math.pi),), np=("degrees", "rad2deg"),
+       save=False, doc="Radians to degrees.")
+_ufunc("radians", numpy.radians, lambda c, g: (g * (math.pi / 180.0),), np=("radians", "deg2rad"),
+       save=False, doc="Degrees to radians.")
+
+# --------------------------------------------------------------- rounding (zero gradient)
+_ufunc("floor", numpy.floor, _zeros, save=False, doc="Round down.")
+_ufunc("ceil", numpy.ceil, _zeros, save=False, doc="Round up.")
+_ufunc("rint", numpy.rint, _zeros, save=False, doc="Round to the nearest integer (half to even).")
+_ufunc("trunc", numpy.trunc, _zeros, save=False, doc="Round toward zero.")
+_ufunc("fix", numpy.trunc, _zeros, save=False, doc="Round toward zero (NumPy's fix).")
+
+
+@defop("round", infer=_same, vjp=_zeros, attrs={"decimals": 0}, nd=("round",),
+       np=("round", "around"), save=False)
+def _round(xp, x, decimals=0):
+    """Round half to even, to ``decimals`` decimals (NumPy's round)."""
+    return xp.round(x, decimals)
+
+
+# --------------------------------------------------------------- predicates (no gradient)
+_ufunc("isnan", numpy.isnan, None, differentiable=False, doc="True where NaN.")
+_ufunc("isinf", numpy.isinf, None, differentiable=False, doc="True where +-inf.")
+_ufunc("isfinite", numpy.isfinite, None, differentiable=False, doc="True where finite.")
+_ufunc("logical_not", numpy.logical_not, None, differentiable=False, doc="Logical NOT.")
+_ufunc("bitwise_not", numpy.invert, None, differentiable=False, np=("bitwise_not", "invert"),
+       doc="Bitwise NOT (logical NOT for booleans).")
+
+
+# --------------------------------------------------------------- composites with their own VJP
+def _float_infer(name):
+    def infer(x, **_):
+        return Aval(x.shape, ufunc_dtype(name, numpy.sqrt, x))
+
+    return infer
+
+
+@defop("rsqrt", infer=_float_infer("rsqrt"), nd=("rsqrt",),
+       vjp=lambda c, g: (g * c.out * c.out * c.out * -0.5,))
+def _rsqrt(xp, x):
+    """1 / sqrt(x)."""
+    return xp.reciprocal(xp.sqrt(x))
+
+
+@defop("sigmoid", infer=_float_infer("sigmoid"), nd=("sigmoid",),
+       vjp=lambda c, g: (g * c.out * (1 - c.out),))
+def _sigmoid(xp, x):
+    """Logistic sigmoid 1 / (1 + exp(-x)), computed without overflow."""
+    y = xp.tanh(x * 0.5)
+    y *= 0.5
+    y += 0.5
+    return y
+
+
+@defop("relu", infer=_same, nd=("relu",), vjp=lambda c, g: (g * (c.inputs[0] > 0),))
+def _relu(xp, x):
+    """max(x, 0)."""
+    return xp.maximum(x, 0)
+
+
+def _softsign_vjp(c, g):
+    d = F.abs(c.inputs[0]) + 1
+    return (g / (d * d),)
+
+
+@defop("softsign", infer=_float_infer("softsign"), nd=("softsign",), vjp=_softsign_vjp)
+def _softsign(xp, x):
+    """x / (1 + |x|)."""
+    return x / (xp.abs(x) + 1)
+
+
+# --------------------------------------------------------------- special functions
+def _special_infer(name):
+    def infer(x, **_):
+        if x.dtype.kind not in "fiub":
+            raise TypeError(f"{name}: not supported for inputs {fmt([x])}")
+        return Aval(x.shape, x.dtype if x.dtype.kind == "f" else numpy.float64)
+
+    return infer
+
+
+def _special(name, sp_name, vjp, doc):
+    def forward(xp, x):
+        fn = getattr(cuda.special(xp), sp_name)
+        if x.dtype.kind != "f":
+            return fn(x.astype(numpy.float64))
+        if x.dtype.itemsize < 4:  # float16/bfloat16: compute in float32
+            return fn(x.astype(numpy.float32)).astype(x.dtype)
+        return fn(x)
+
+    forward.__doc__ = doc
+    defop(name, infer=_special_infer(name), vjp=vjp, nd=(name,), doc=doc)(forward)
+
+
+_SQRT_PI = math.sqrt(math.pi)
+_special("erf", "erf", lambda c, g: (g * (2 / _SQRT_PI) * F.exp(-c.inputs[0] * c.inputs[0]),),
+         "Gauss error function.")
+_special("erfinv", "erfinv", lambda c, g: (g * (_SQRT_PI / 2) * F.exp(c.out * c.out),),
+         "Inverse error function.")
+_special("gamma", "gamma", lambda c, g: (g * c.out * F.digamma(c.inputs[0]),),
+         "Gamma function.")
+_special("gammaln", "gammaln", lambda c, g: (g * F.digamma(c.inputs[0]),),
+         "Log of the absolute value of the gamma function.")
+_special("digamma", "digamma", lambda c, g: (g * F.polygamma(c.inputs[0], n=1),),
+         "Digamma (psi), the derivative of gammaln.")
+
+
+@defop("polygamma", infer=_special_infer("polygamma"), attrs={"n": 1}, nd=("polygamma",),
+       vjp=lambda c, g: (g * F.polygamma(c.inputs[0], n=c.attrs["n"] + 1),))
+def _polygamma(xp, x, n=1):
+    """The n-th derivative of digamma."""
+    out = cuda.special(xp).polygamma(n, x.astype(numpy.float64) if x.dtype.kind != "f"
+                                     else x.astype(numpy.float32) if x.dtype.itemsize < 4
+                                     else x)
+    return out.astype(x.dtype) if x.dtype.kind == "f" else out
+
+
+# --------------------------------------------------------------- clip
+def _clip_vjp(c, g):
+    x = c.inputs[0]
+    lo, hi = c.attrs["a_min"], c.attrs["a_max"]
+    if lo is None:
+        mask = x <= hi
+    elif hi is None:
+        mask = x >= lo
+    else:
+        mask = F.logical_and(x >= lo, x <= hi)
+    return (g * mask,)
+
+
+def _clip_infer(x, a_min=None, a_max=None):
+    if a_min is None and a_max is None:
+        raise ValueError(f"clip: at least one of a_min and a_max must be given ({fmt([x])})")
+    return Aval(x.shape, x.dtype)
+
+
+@defop("clip", infer=_clip_infer, attrs={"a_min": None, "a_max": None}, nd=("clip",),
+       np=("clip",), vjp=_clip_vjp)
+def _clip(xp, x, a_min=None, a_max=None):
+    """Limit values to [a_min, a_max]; the gradient passes where x is inside."""
+    out = xp.clip(x, a_min, a_max)
+    return out.astype(x.dtype, copy=False)

@@ -1,0 +1,124 @@
+"""Pure helpers for operators' shape and dtype inference rules.
+
+Every helper takes the operator's name so its errors name the operator.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy
+
+from ..dtypes import FLOATS, SUPPORTED
+from .registry import Aval
+
+_SCALAR = (bool, int, float, numbers.Number)
+
+
+def fmt(avals) -> str:
+    """``(2, 3) float32, (3,) int64`` for error messages."""
+    out = []
+    for a in avals:
+        if isinstance(a, Aval):
+            out.append(f"{a.shape} {a.dtype.name}")
+        else:
+            out.append(repr(a))
+    return ", ".join(out)
+
+
+def is_aval(a) -> bool:
+    return isinstance(a, Aval)
+
+
+def dtype_of(a):
+    """The dtype of an aval, or the Python scalar itself (weak type) for scalars."""
+    return a.dtype if isinstance(a, Aval) else a
+
+
+def shape_of(a) -> tuple:
+    return a.shape if isinstance(a, Aval) else ()
+
+
+def broadcast(name: str, *avals) -> tuple:
+    """The broadcast shape of the array inputs, or ValueError naming ``name``."""
+    shapes = [a.shape for a in avals if isinstance(a, Aval)]
+    if not shapes:
+        return ()
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    try:
+        return numpy.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(
+            f"{name}: shapes {', '.join(str(s) for s in shapes)} cannot be broadcast together "
+            f"(inputs: {fmt(avals)}); sizes must match or be 1, aligned from the last axis"
+        ) from None
+
+
+def result_type(name: str, *avals):
+    """NumPy's result dtype of the inputs (Python scalars are weakly typed)."""
+    try:
+        return numpy.result_type(*[dtype_of(a) for a in avals if a is not None])
+    except TypeError as e:
+        raise TypeError(f"{name}: no common dtype for inputs {fmt(avals)} ({e})") from None
+
+
+def check_supported(name: str, dtype) -> None:
+    if numpy.dtype(dtype) not in SUPPORTED:
+        raise TypeError(f"{name}: dtype {dtype} is not supported")
+
+
+def require_float(name: str, *avals) -> None:
+    for a in avals:
+        if isinstance(a, Aval) and a.dtype not in FLOATS:
+            raise TypeError(f"{name}: expects floating-point inputs, got {fmt(avals)}; "
+                            "cast with .astype('float32')")
+
+
+def norm_axis(name: str, axis: int, ndim: int, what: str = "axis") -> int:
+    """A non-negative axis, or ValueError naming ``name`` when out of range."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, numpy.integer)):
+        raise TypeError(f"{name}: {what} must be an int, got {axis!r}")
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"{name}: {what}={axis} is out of range for an array of {ndim} "
+                         f"dimension(s) (valid: {-ndim}..{ndim - 1})")
+    return axis % ndim if ndim else 0
+
+
+def norm_axes(name: str, axis, ndim: int) -> tuple:
+    """Normalize ``axis`` (None, int or sequence) to a sorted tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        axes = tuple(norm_axis(name, a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: repeated axis in {axis!r}")
+        return tuple(sorted(axes))
+    return (norm_axis(name, axis, ndim),)
+
+
+def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def ufunc_dtype(name: str, ufunc, *avals):
+    """The output dtype NumPy's ``ufunc`` gives for these inputs (scalars weakly typed)."""
+    dts = []
+    for a in avals:
+        if isinstance(a, Aval):
+            dts.append(a.dtype)
+        elif isinstance(a, bool):
+            dts.append(numpy.dtype(bool))
+        elif isinstance(a, int):
+            dts.append(int)
+        elif isinstance(a, float):
+            dts.append(float)
+        else:
+            dts.append(numpy.asarray(a).dtype)
+    try:
+        res = ufunc.resolve_dtypes(tuple(dts) + (None,) * ufunc.nout)
+    except TypeError as e:
+        raise TypeError(f"{name}: not supported for inputs {fmt(avals)} ({e})") from None
+    return res[ufunc.nin]

@@ -1,0 +1,1 @@
+"""sort operators (being written)."""

@@ -1,0 +1,1 @@
+"""Per-context random number generators and seeding (being written)."""

@@ -1,0 +1,137 @@
+"""Testing helpers in MXNet's spirit: comparisons, random arrays, numeric gradients."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy
+
+from . import autograd
+from .context import Context, as_context, current_context
+from .ndarray import NDArray
+from .ops import F
+
+_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (3e-2, 3e-2), "float32": (1e-5, 1e-6),
+        "float64": (1e-7, 1e-9)}
+
+
+def default_context() -> Context:
+    """The context tests run on (the current one)."""
+    return current_context()
+
+
+def tolerances(dtype, rtol: float = 1e-5, atol: float = 1e-6) -> tuple:
+    """(rtol, atol) for a dtype, scaled from float32 tolerances."""
+    name = numpy.dtype(dtype).name
+    if name in ("float16", "bfloat16"):
+        return max(rtol, _TOL[name][0]), max(atol, _TOL[name][1])
+    if name == "float64":
+        return rtol, atol
+    return rtol, atol
+
+
+def asnumpy(x) -> numpy.ndarray:
+    if isinstance(x, NDArray):
+        return x.asnumpy()
+    return numpy.asarray(x)
+
+
+def assert_almost_equal(a, b, rtol: float = 1e-5, atol: float = 1e-6,
+                        names=("a", "b"), equal_nan: bool = True) -> None:
+    """Assert two arrays (NDArrays or array-likes) are close, with a readable message."""
+    a_, b_ = asnumpy(a), asnumpy(b)
+    if a_.shape != b_.shape:
+        raise AssertionError(f"shapes differ: {names[0]} {a_.shape}, {names[1]} {b_.shape}")
+    fa = a_.astype(numpy.float64) if a_.dtype.kind not in "b" else a_
+    fb = b_.astype(numpy.float64) if b_.dtype.kind not in "b" else b_
+    numpy.testing.assert_allclose(fa, fb, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                                  err_msg=f"{names[0]} vs {names[1]}")
+
+
+def rand_ndarray(shape, dtype="float32", ctx=None, low=-1.0, high=1.0, seed=None) -> NDArray:
+    """A uniformly random NDArray."""
+    rng = numpy.random.default_rng(seed)
+    return NDArray(rng.uniform(low, high, size=shape).astype(dtype), ctx=as_context(ctx))
+
+
+def view_of(a: numpy.ndarray, ctx=None) -> NDArray:
+    """An NDArray wrapping a non-contiguous view with the values of ``a``."""
+    ctx = as_context(ctx)
+    a = numpy.asarray(a)
+    if a.ndim == 0 or a.size <= 1:
+        return NDArray._make(ctx.xp.array(a), ctx, None)
+    big = numpy.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
+    big[..., ::2] = a
+    data = ctx.xp.asarray(big)[..., ::2]
+    return NDArray._make(data, ctx, None)
+
+
+def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] | None = None,
+                           eps: float = 1e-6, rtol: float = 1e-4, atol: float = 1e-6,
+                           directions: int = 2, seed: int = 0, ctx=None) -> None:
+    """Check ``fn``'s autograd gradients against central finite differences.
+
+    ``fn`` maps NDArrays (and other values) to an NDArray or a tuple of them. The check
+    uses a random projection of the outputs, and per input ``directions`` random
+    directional derivatives: <grad, d> against (L(x + eps d) - L(x - eps d)) / (2 eps),
+    all in float64.
+
+    Args:
+        fn: the function under test.
+        inputs: NumPy arrays (converted to float64 NDArrays) or other values passed as is.
+        diff: indices of the inputs to differentiate (default: every float array).
+        eps: the finite-difference step.
+        rtol, atol: tolerances on the directional derivatives.
+        directions: random directions per input.
+        seed: seed of the projection and the directions.
+    """
+    ctx = as_context(ctx)
+    rng = numpy.random.default_rng(seed)
+    arrays = [numpy.asarray(x, numpy.float64) if _is_float_array(x) else x for x in inputs]
+    if diff is None:
+        diff = [i for i, x in enumerate(arrays) if _is_float_array(x)]
+
+    def to_nd(vals):
+        return [NDArray(v, ctx=ctx) if isinstance(v, numpy.ndarray) else v for v in vals]
+
+    def outputs(vals):
+        with autograd.pause():
+            out = fn(*to_nd(vals))
+        return [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+    outs0 = outputs(arrays)
+    weights = [rng.standard_normal(o.shape) if o.dtype.kind == "f" else None for o in outs0]
+
+    def loss(vals):
+        return sum(float(numpy.sum(o.asnumpy() * w)) for o, w in zip(outputs(vals), weights)
+                   if w is not None)
+
+    xs = to_nd(arrays)
+    for i in diff:
+        xs[i].attach_grad()
+    with autograd.record():
+        out = fn(*xs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        terms = [F.sum_to(o * NDArray(w, ctx=ctx), shape=()) for o, w in zip(outs, weights)
+                 if w is not None]
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+    total.backward()
+    for i in diff:
+        g = xs[i].grad.asnumpy()
+        for _ in range(directions):
+            d = rng.standard_normal(numpy.shape(arrays[i]))
+            plus = list(arrays)
+            minus = list(arrays)
+            plus[i] = arrays[i] + eps * d
+            minus[i] = arrays[i] - eps * d
+            numeric = (loss(plus) - loss(minus)) / (2 * eps)
+            analytic = float(numpy.sum(g * d))
+            if not abs(numeric - analytic) <= atol + rtol * max(abs(numeric), abs(analytic)):
+                raise AssertionError(
+                    f"gradient of input {i} (shape {numpy.shape(arrays[i])}): directional "
+                    f"derivative {analytic!r} by autograd, {numeric!r} by finite differences")
+
+
+def _is_float_array(x) -> bool:
+    return isinstance(x, numpy.ndarray) and x.dtype.kind == "f"
