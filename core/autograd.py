@@ -114,21 +114,30 @@ class Node:
 
 def record_op(op, inputs, raw, attrs, outs):
     """Add a node for ``op`` applied to ``inputs`` giving ``outs`` (called by invoke)."""
-    from .ndarray import NDArray
-
     node = Node()
     node.op = op
     node.attrs = attrs
-    node.parents = tuple(x._node if isinstance(x, NDArray) else None for x in inputs)
-    multi = type(outs) is tuple
-    out_list = outs if multi else (outs,)
-    node.in_meta = tuple((r.shape, r.dtype) if hasattr(r, "shape") else None for r in raw)
-    node.out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list)
+    parents = []
+    in_meta = []
+    checks = []
+    for x, r in zip(inputs, raw):
+        n = getattr(x, "_node", _MISSING)
+        if n is _MISSING:  # a scalar, None or a converted array-like
+            parents.append(None)
+            in_meta.append((r.shape, r.dtype) if hasattr(r, "shape") else None)
+        else:
+            parents.append(n)
+            in_meta.append((r.shape, r.dtype))
+            checks.append((x, x._version))
+    node.parents = tuple(parents)
+    node.in_meta = tuple(in_meta)
+    out_list = outs if type(outs) is tuple else (outs,)
+    node.out_meta = tuple([(o._data.shape, o._data.dtype) for o in out_list])
     if op.save:
         node.in_data = tuple(raw)
-        node.out_data = tuple(o._data for o in out_list)
-        node.checks = tuple((x, x._version) for x in inputs if isinstance(x, NDArray))
-        node.out_refs = tuple((weakref.ref(o), 0) for o in out_list)
+        node.out_data = tuple([o._data for o in out_list])
+        node.checks = tuple(checks)
+        node.out_refs = tuple([(weakref.ref(o), 0) for o in out_list])
     else:
         node.in_data = node.out_data = None
         node.checks = node.out_refs = ()
@@ -136,6 +145,9 @@ def record_op(op, inputs, raw, attrs, outs):
     node.ctx = out_list[0]._ctx
     for i, o in enumerate(out_list):
         o._node = (node, i)
+
+
+_MISSING = object()
 
 
 class VjpContext:

@@ -224,5 +224,7 @@ def _clip_infer(x, a_min=None, a_max=None):
        np=("clip",), vjp=_clip_vjp)
 def _clip(xp, x, a_min=None, a_max=None):
     """Limit values to [a_min, a_max]; the gradient passes where x is inside."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
     out = xp.clip(x, a_min, a_max)
     return out.astype(x.dtype, copy=False)
