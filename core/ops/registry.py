@@ -284,12 +284,19 @@ def _to_array(op, xp, r):
 _CTX_KEYS = ("ctx", "device")
 # MXNet and NumPy spell input arguments differently (data/lhs/rhs vs x/x1/x2/a/b);
 # a keyword input that is not the operator's own name fills the next missing input.
+# MXNet's symbol-era ``name=`` and NumPy's ``order=`` are accepted and have no effect.
+_IGNORED = ("name", "order")
 _INPUT_ALIASES = ("data", "lhs", "rhs", "x", "y", "a", "b", "x1", "x2", "arr", "array")
 
 
 def _call_generic(op: OpDef, args, kwargs):
     """Bind positional/keyword arguments to the operator's inputs and attributes."""
     out = kwargs.pop("out", None)
+    for k in _IGNORED:
+        if k in kwargs and k not in op.attrs:
+            v = kwargs.pop(k)
+            if k == "order" and v not in ("C", "K", "A", None):
+                raise ValueError(f"{op.name}: only order='C' is supported, got {v!r}")
     ctx = None
     for k in _CTX_KEYS:
         if k in kwargs:
