@@ -1,0 +1,113 @@
+"""What the workloads share: timing, result rows, the machine report, optional torch."""
+from __future__ import annotations
+
+import gc
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass
+class Options:
+    """Run settings given to every workload."""
+
+    quick: bool = False
+    repeats: int = 7
+    torch: object = None  # the torch module when it is importable, else None
+
+    def reps(self, full: int, quick: int) -> int:
+        return quick if self.quick else full
+
+
+@dataclass
+class Row:
+    """One line of a workload's table: a timing (seconds per ``unit``) or a ratio."""
+
+    label: str
+    seconds: float | None = None
+    unit: str = "op"
+    ratio: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def value(self) -> str:
+        if self.ratio is not None:
+            return f"{self.ratio:.2f}x"
+        return f"{format_seconds(self.seconds)}/{self.unit}"
+
+
+def format_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.2f} us"
+    if s < 1.0:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def median_time(fn: Callable[[], object], *, number: int, repeats: int, warmup: int = 1,
+                setup: Callable[[], object] | None = None) -> float:
+    """Median over ``repeats`` of the time per call of ``fn``, each repeat ``number`` calls.
+
+    ``warmup`` repeats run first and are not counted. The garbage collector is off
+    while a repeat is timed (as in ``timeit``); ``setup`` runs untimed before each one.
+    """
+    times = []
+    for r in range(warmup + repeats):
+        if setup is not None:
+            setup()
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            dt = time.perf_counter() - t0
+        finally:
+            gc.enable()
+        if r >= warmup:
+            times.append(dt / number)
+    return statistics.median(times)
+
+
+def import_torch():
+    """torch on the CPU with 2 threads, or None when it is not installed."""
+    try:
+        import torch  # noqa: PLC0415
+    except Exception:  # noqa: BLE001 - not installed, or broken: skip silently
+        return None
+    torch.set_num_threads(2)
+    return torch
+
+
+def machine_report(torch=None) -> list[str]:
+    """The lines every run prints: Python, NumPy, CPU, and the BLAS as threadpoolctl sees it."""
+    import numpy  # noqa: PLC0415
+
+    lines = [f"python {platform.python_version()} ({platform.python_implementation()}), "
+             f"numpy {numpy.__version__}, {platform.machine()}, {os.cpu_count()} CPUs"]
+    try:
+        from threadpoolctl import threadpool_info  # noqa: PLC0415
+    except ImportError:
+        lines.append("threadpoolctl is not installed (pip install -e \".[dev]\"): "
+                     "BLAS unknown")
+        threadpool_info = None
+    if threadpool_info is not None:
+        pools = threadpool_info()
+        if not pools:
+            lines.append("threadpoolctl found no BLAS or OpenMP library")
+        for p in pools:
+            lines.append(
+                f"{p.get('user_api')}: {p.get('internal_api')} {p.get('version')}, "
+                f"kernel (architecture) {p.get('architecture', 'n/a')}, "
+                f"threads {p.get('num_threads')}, {os.path.basename(p.get('filepath', ''))}")
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    if coretype:
+        lines.append(f"OPENBLAS_CORETYPE={coretype}")
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(var):
+            lines.append(f"{var}={os.environ[var]}")
+    if torch is not None:
+        lines.append(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads")
+    return lines

@@ -1,0 +1,64 @@
+"""Run the benchmarks: ``python -m benchmarks.run [--quick] [--only NAME ...] [--list]``.
+
+Every run first prints the machine: Python, NumPy, the CPU count, and each BLAS or
+OpenMP library that threadpoolctl finds (its internal API, the kernel it chose,
+its thread count), plus OPENBLAS_CORETYPE if set. Then each workload prints one
+table of medians over several repeats after warm-up, with ratios. If torch is
+importable, the workloads also time the same work in torch (CPU, 2 threads).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+import time
+
+from . import common
+
+
+def workloads() -> dict:
+    """``{name: module}`` for every ``benchmarks/bench_<name>.py``, in name order."""
+    import benchmarks  # noqa: PLC0415
+
+    names = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(benchmarks.__path__)
+                   if m.name.startswith("bench_"))
+    return {n: importlib.import_module(f"benchmarks.bench_{n}") for n in names}
+
+
+def main(argv=None) -> int:
+    found = workloads()
+    p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split(
+        "\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer repeats and iterations")
+    p.add_argument("--only", nargs="+", choices=sorted(found), metavar="NAME",
+                   help=f"run only these workloads ({', '.join(found)})")
+    p.add_argument("--repeats", type=int, default=7, help="timed repeats per case")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    args = p.parse_args(argv)
+    if args.list:
+        for name, mod in found.items():
+            print(f"{name:12s} {mod.TITLE}")
+        return 0
+
+    opts = common.Options(quick=args.quick, repeats=args.repeats, torch=common.import_torch())
+    print("== machine")
+    for line in common.machine_report(opts.torch):
+        print(f"  {line}")
+    mode = "quick" if args.quick else f"{args.repeats} repeats"
+    print(f"  mode: {mode}; medians after warm-up")
+    for name in args.only or found:
+        mod = found[name]
+        print(f"\n== {mod.TITLE}")
+        t0 = time.perf_counter()
+        rows = mod.run(opts)
+        width = max(len(r.label) for r in rows)
+        for r in rows:
+            print(f"  {r.label:{width}s}  {r.value():>14s}")
+        print(f"  ({time.perf_counter() - t0:.1f} s)")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

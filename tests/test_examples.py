@@ -1,0 +1,40 @@
+"""The examples run as a user runs them: as scripts, in a subprocess."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ACCURACY = re.compile(r"^test accuracy: ([0-9.]+)$", re.MULTILINE)
+
+
+def _run(script: str, *args: str, timeout: float) -> tuple[str, float]:
+    env = dict(os.environ)
+    # Work from a source checkout that was not pip-installed, too.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    out = proc.stdout
+    assert proc.returncode == 0, (f"{script} {' '.join(args)} exited {proc.returncode}\n"
+                                  f"stdout:\n{out}\nstderr:\n{proc.stderr[-4000:]}")
+    m = ACCURACY.search(out)
+    assert m, f"{script} printed no 'test accuracy: ...' line:\n{out}"
+    return out, float(m.group(1))
+
+
+def test_train_mlp_digits_short():
+    _, acc = _run("train_mlp_digits.py", "--short", timeout=300)
+    assert 0.0 <= acc <= 1.0
+    assert acc > 0.3, f"one short epoch should beat chance (0.1) clearly, got {acc}"
+
+
+@pytest.mark.slow
+def test_train_mlp_digits_full_reaches_95_percent():
+    _, acc = _run("train_mlp_digits.py", timeout=600)
+    assert acc >= 0.95, f"the example's default run should reach 0.95 test accuracy, got {acc}"
