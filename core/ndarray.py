@@ -318,14 +318,22 @@ class NDArray:
                 res = res.astype(self.dtype)
             self._data, self._node = res._data, res._node
             return self
-        res = _invoke(_R[name], (self, other), _EMPTY)
-        if res.shape != self.shape:
-            raise ValueError(f"in-place {name}: the result has shape {res.shape}, which does "
-                             f"not fit the array's shape {self.shape}")
-        if res.dtype != self.dtype and not numpy.can_cast(res.dtype, self.dtype, "same_kind"):
-            raise TypeError(f"in-place {name}: cannot store the {res.dtype.name} result in an "
-                            f"array of dtype {self.dtype.name}")
-        self._data[...] = res._data
+        if isinstance(other, NDArray):
+            if other._ctx is not self._ctx:
+                raise ValueError(f"in-place {name}: the operands are on {self._ctx} and "
+                                 f"{other._ctx}; move one with as_in_context")
+            o = other._data
+        else:
+            o = other
+        ufunc = getattr(self._ctx.xp, _INPLACE_UFUNCS[name])
+        try:
+            ufunc(self._data, o, out=self._data, casting="same_kind")
+        except TypeError as e:
+            raise TypeError(f"in-place {name}: cannot store the result in an array of dtype "
+                            f"{self.dtype.name} (operand: {_describe(other)}; {e})") from None
+        except ValueError as e:
+            raise ValueError(f"in-place {name}: the result does not fit the array's shape "
+                             f"{self.shape} (operand: {_describe(other)}; {e})") from None
         self._bump()
         return self
 
@@ -405,6 +413,18 @@ class NDArray:
     def __reduce__(self):
         raise TypeError("NDArray is not pickled; save arrays with core.serialization "
                         "(HDF5 or .npz), which loads without pickle")
+
+
+_INPLACE_UFUNCS = {"add": "add", "subtract": "subtract", "multiply": "multiply",
+                   "divide": "true_divide", "floor_divide": "floor_divide", "mod": "remainder",
+                   "power": "power", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+                   "bitwise_xor": "bitwise_xor"}
+
+
+def _describe(x) -> str:
+    if isinstance(x, NDArray):
+        return f"{x.shape} {x.dtype.name}"
+    return repr(x)
 
 
 def _norm_key(arr, key):

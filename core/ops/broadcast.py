@@ -30,8 +30,8 @@ def _mx_target(x_shape, shape):
        attrs={"shape": ()}, nd=("broadcast_to",), np=("broadcast_to",), save=False,
        vjp=lambda c, g: (sum_to(g, c.in_shapes[0]),))
 def _broadcast_to(xp, x, shape=()):
-    """Broadcast to ``shape`` (a read-only view, as in NumPy)."""
-    return xp.broadcast_to(x, _mx_target(x.shape, tuple(shape)))
+    """Broadcast to ``shape`` (a new, writable array, as in MXNet)."""
+    return xp.broadcast_to(x, _mx_target(x.shape, tuple(shape))).copy()
 
 
 def _bl_infer(x, like, lhs_axes=None, rhs_axes=None):
@@ -52,7 +52,7 @@ def _like_shape(xs, ls, lhs_axes, rhs_axes):
        vjp=lambda c, g: (sum_to(g, c.in_shapes[0]), None))
 def _broadcast_like(xp, x, like, lhs_axes=None, rhs_axes=None):
     """Broadcast ``x`` to the shape of ``like`` (or of its ``rhs_axes``)."""
-    return xp.broadcast_to(x, _like_shape(x.shape, like.shape, lhs_axes, rhs_axes))
+    return xp.broadcast_to(x, _like_shape(x.shape, like.shape, lhs_axes, rhs_axes)).copy()
 
 
 def _sum_axes(in_shape, shape):

@@ -79,9 +79,9 @@ def norm_axis(name: str, axis: int, ndim: int, what: str = "axis") -> int:
     """A non-negative axis, or ValueError naming ``name`` when out of range."""
     if isinstance(axis, bool) or not isinstance(axis, (int, numpy.integer)):
         raise TypeError(f"{name}: {what} must be an int, got {axis!r}")
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    if not -max(ndim, 1) <= axis < max(ndim, 1):
         raise ValueError(f"{name}: {what}={axis} is out of range for an array of {ndim} "
-                         f"dimension(s) (valid: {-ndim}..{ndim - 1})")
+                         f"dimension(s) (valid: {-max(ndim, 1)}..{max(ndim, 1) - 1})")
     return axis % ndim if ndim else 0
 
 
