@@ -30,7 +30,7 @@ class NDArray:
         >>> x = nd.array([[1, 2, 3], [4, 5, 6]], ctx=cpu(0))
         >>> x.shape, x.context
         ((2, 3), cpu(0))
-        >>> (x * 2).sum().asscalar()
+        >>> (x * 2).sum().item()
         42.0
     """
 
@@ -432,13 +432,20 @@ def _norm_key(arr, key):
     if isinstance(key, NDArray):
         return _raw_index(arr, key)
     if isinstance(key, list):
-        return arr._ctx.xp.asarray(key)
+        return _list_index(arr, key)
     if isinstance(key, tuple):
         if any(isinstance(k, (NDArray, list)) for k in key):
             return tuple(_raw_index(arr, k) if isinstance(k, NDArray)
-                         else arr._ctx.xp.asarray(k) if isinstance(k, list) else k
+                         else _list_index(arr, k) if isinstance(k, list) else k
                          for k in key)
     return key
+
+
+def _list_index(arr, k):
+    a = numpy.asarray(k)
+    if a.size == 0:
+        a = a.astype(numpy.intp)
+    return arr._ctx.xp.asarray(a)
 
 
 def _raw_index(arr, k):
@@ -447,8 +454,12 @@ def _raw_index(arr, k):
     else:
         d = arr._ctx.xp.asarray(k.asnumpy())
     if d.dtype.kind == "f":
-        raise IndexError(f"indexing: index arrays must be integer or boolean, got "
-                         f"{d.dtype.name} (shape {d.shape}); cast with .astype('int64')")
+        # MXNet's arrays default to float32, so float index arrays are common there.
+        as_int = d.astype(numpy.int64)
+        if not bool((as_int == d).all()):
+            raise IndexError(f"indexing: a float index array must hold whole numbers "
+                             f"(shape {d.shape}); cast it with .astype('int64')")
+        d = as_int
     return d
 
 

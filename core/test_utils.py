@@ -123,8 +123,8 @@ def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] |
             d = rng.standard_normal(numpy.shape(arrays[i]))
             plus = list(arrays)
             minus = list(arrays)
-            plus[i] = arrays[i] + eps * d
-            minus[i] = arrays[i] - eps * d
+            plus[i] = numpy.asarray(arrays[i] + eps * d)
+            minus[i] = numpy.asarray(arrays[i] - eps * d)
             numeric = (loss(plus) - loss(minus)) / (2 * eps)
             analytic = float(numpy.sum(g * d))
             if not abs(numeric - analytic) <= atol + rtol * max(abs(numeric), abs(analytic)):

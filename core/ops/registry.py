@@ -304,8 +304,8 @@ def _call_generic(op: OpDef, args, kwargs):
             if c is not None:
                 ctx = c if isinstance(c, Context) else Context(c)
     if op.variadic:
-        if len(args) == 1 and isinstance(args[0], (list, tuple)):
-            inputs, rest = list(args[0]), ()
+        if args and isinstance(args[0], (list, tuple)):
+            inputs, rest = list(args[0]), args[1:]
         else:
             n = 0
             while n < len(args) and not isinstance(args[n], _SCALARS + (str, type(None))):

@@ -155,8 +155,8 @@ def _index_errors(spec, rng):
         x[0, 0, 0]
     with _raises(IndexError, "boolean index", "(3, 4)"):
         x[nd.array([True, False], dtype="bool")]
-    with _raises(IndexError, "integer or boolean"):
-        x[nd.array([0.0, 1.0])]
+    with _raises(IndexError, "whole numbers"):
+        x[nd.array([0.5, 1.0])]
     with _raises(IndexError, "take", "10", "(4,)"):
         knp.take(nd.zeros((4,)), nd.array([1, 10], dtype="int32"))
     with _raises(ValueError, "take", "axis=2", "(3, 4)"):
