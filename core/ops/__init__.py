@@ -10,6 +10,7 @@ from . import (  # noqa: F401 - each import registers a family
     index,
     join,
     linalg,
+    matmul,
     random,
     reduce,
     shape,
