@@ -252,7 +252,8 @@ class NDArray:
         kwargs.pop("order", None)
         if kwargs:
             raise TypeError(f"reshape: unexpected arguments {sorted(kwargs)}")
-        return _invoke(_R["reshape"], (self,), {"newshape": tuple(shape), "reverse": reverse})
+        return _invoke(_R["reshape"], (self,),
+                       dict(_R["reshape"].attrs, newshape=tuple(shape), reverse=reverse))
 
     def transpose(self, *axes) -> "NDArray":
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -352,8 +353,8 @@ class NDArray:
     def __rmod__(self, o): return _invoke(_R["mod"], (o, self), _EMPTY)
     def __pow__(self, o): return _invoke(_R["power"], (self, o), _EMPTY)
     def __rpow__(self, o): return _invoke(_R["power"], (o, self), _EMPTY)
-    def __matmul__(self, o): return _invoke(_R["matmul"], (self, o), _EMPTY)
-    def __rmatmul__(self, o): return _invoke(_R["matmul"], (o, self), _EMPTY)
+    def __matmul__(self, o): return _invoke(_R["matmul"], (self, o), _R["matmul"].attrs)
+    def __rmatmul__(self, o): return _invoke(_R["matmul"], (o, self), _R["matmul"].attrs)
     def __neg__(self): return _invoke(_R["negative"], (self,), _EMPTY)
     def __pos__(self): return self
     def __abs__(self): return _invoke(_R["abs"], (self,), _EMPTY)

@@ -47,4 +47,21 @@ def array(object, dtype=None, ctx=None, device=None):  # noqa: A002 - NumPy's na
 
 
 asarray = array
-_unused = from_dlpack
+
+
+_generic_einsum = einsum  # noqa: F821 - generated from the registry above
+
+
+def einsum(*args, out=None, optimize=False, **kwargs):
+    """NumPy's ``einsum(subscripts, *operands)``, differentiable in every operand.
+
+    ``einsum(operands, subscripts)`` and ``einsum(*operands, subscripts=...)`` work too.
+    """
+    if args and isinstance(args[0], str):
+        res = _ops.F.einsum(*args[1:], subscripts=args[0], optimize=optimize)
+    else:
+        res = _generic_einsum(*args, optimize=optimize, **kwargs)
+    if out is not None:
+        out[...] = res
+        return out
+    return res

@@ -286,7 +286,8 @@ _CTX_KEYS = ("ctx", "device")
 # a keyword input that is not the operator's own name fills the next missing input.
 # MXNet's symbol-era ``name=`` and NumPy's ``order=`` are accepted and have no effect.
 _IGNORED = ("name", "order")
-_INPUT_ALIASES = ("data", "lhs", "rhs", "x", "y", "a", "b", "x1", "x2", "arr", "array")
+_INPUT_ALIASES = ("data", "lhs", "rhs", "x", "y", "a", "b", "x1", "x2", "arr", "array",
+                  "A", "B", "C")
 
 
 def _call_generic(op: OpDef, args, kwargs):
@@ -335,8 +336,9 @@ def _call_generic(op: OpDef, args, kwargs):
             inputs += [None] * len(missing)
     attr_names = list(op.attrs)
     if len(rest) > len(attr_names):
-        raise TypeError(f"{op.name}: takes at most {len(op.inputs) + len(attr_names)} "
-                        f"positional arguments, got {len(args)}")
+        raise TypeError(f"{op.name}: got {len(rest)} positional arguments after the array "
+                        f"inputs, but only {len(attr_names)} attributes exist "
+                        f"({', '.join(attr_names) or 'none'})")
     attrs = dict(op.attrs)
     for k, v in zip(attr_names, rest):
         attrs[k] = v
