@@ -8,7 +8,7 @@ cross-entropy under ``autograd.record()``, runs ``backward()``, and updates the
 parameters in place with SGD outside the recording.
 
 Usage:
-    python examples/train_mlp_digits.py                 # 20 epochs, >= 0.95 test accuracy
+    python examples/train_mlp_digits.py                 # 30 epochs, about 0.97 test accuracy
     python examples/train_mlp_digits.py --short         # 1 epoch on a subset (a smoke run)
     python examples/train_mlp_digits.py --epochs 5 --lr 0.05 --batch-size 64 --seed 1
 """
@@ -31,9 +31,10 @@ NUM_CLASSES = 10
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--epochs", type=int, default=20, help="passes over the training set")
+    p.add_argument("--epochs", type=int, default=30, help="passes over the training set")
     p.add_argument("--batch-size", type=int, default=32, help="examples per SGD step")
-    p.add_argument("--lr", type=float, default=0.1, help="SGD learning rate")
+    p.add_argument("--lr", type=float, default=0.2,
+                   help="SGD step size of the first epoch; it decays to 0 on a cosine")
     p.add_argument("--hidden", type=int, default=128, help="hidden units")
     p.add_argument("--seed", type=int, default=0, help="seed of the split, init and shuffling")
     p.add_argument("--short", action="store_true",
@@ -94,9 +95,11 @@ def train(args) -> float:
     n_batches = math.ceil(n / args.batch_size)
     print(f"digits: {n} training and {x_te.shape[0]} test examples; MLP "
           f"{x_tr.shape[1]}-{args.hidden}-{NUM_CLASSES}; {epochs} epoch(s) of {n_batches} "
-          f"batches of {args.batch_size}, lr {args.lr}", flush=True)
+          f"batches of {args.batch_size}, lr {args.lr} with cosine decay", flush=True)
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
+        # Cosine decay of the step size: large steps early, small ones to settle at the end.
+        lr = 0.5 * args.lr * (1 + math.cos(math.pi * (epoch - 1) / epochs))
         order = nd.array(rng.permutation(n), dtype="int64")
         bar = tqdm(range(n_batches), desc=f"epoch {epoch}/{epochs}", unit="batch",
                    leave=True, dynamic_ncols=True)
@@ -108,9 +111,9 @@ def train(args) -> float:
                 loss = cross_entropy(forward(params, xb), yb)
             loss.backward()
             for p in params:  # SGD, in place, outside the recording
-                p -= args.lr * p.grad
+                p -= lr * p.grad
             total += float(loss.asscalar())
-            bar.set_postfix(loss=f"{total / (i + 1):.4f}")
+            bar.set_postfix(loss=f"{total / (i + 1):.4f}", lr=f"{lr:.3f}", refresh=False)
         bar.close()
     elapsed = time.perf_counter() - start
     acc = accuracy(params, x_te, y_te)
