@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - each import registers a family
     join,
     linalg,
     matmul,
+    nn,
     random,
     reduce,
     shape,

@@ -1,0 +1,16 @@
+"""The neural-network operators, one module per family."""
+from . import (  # noqa: F401 - each import registers a family
+    activation,
+    conv,
+    ctc,
+    dropout,
+    embedding,
+    fc,
+    loss,
+    norm,
+    pool,
+    rnn,
+    sampling,
+    sequence,
+    softmax,
+)

@@ -1,0 +1,1 @@
+"""ctc operators (being written)."""

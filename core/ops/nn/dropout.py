@@ -1,0 +1,1 @@
+"""dropout operators (being written)."""

@@ -1,0 +1,1 @@
+"""fc operators (being written)."""

@@ -1,0 +1,1 @@
+"""loss operators (being written)."""

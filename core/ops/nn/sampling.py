@@ -1,0 +1,1 @@
+"""sampling operators (being written)."""

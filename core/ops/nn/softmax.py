@@ -1,0 +1,1 @@
+"""softmax operators (being written)."""
