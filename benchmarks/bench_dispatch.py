@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy
 
-from .common import Options, Row, median_time
+from .common import Options, Row, median_times
 
-TITLE = "dispatch: N tiny elementwise ops on a (10,) float32 array, time per op"
 N = 10_000
+TITLE = (f"dispatch: {N:,} tiny elementwise ops ({N // 10:,} with --quick) on a (10,) "
+         "float32 array, time per op")
 
 
 def _chain_mul(x, n):
@@ -29,19 +30,13 @@ def _chain_add(add, x, y, n):
 
 
 def run(opts: Options) -> list[Row]:
-    from core import autograd, nd  # noqa: PLC0415
+    from core import autograd, nd
 
     n = N // 10 if opts.quick else N
     reps = opts.reps(opts.repeats, 3)
-    rows = []
 
     x = nd.ones((10,), dtype="float32")
     y = nd.full((10,), 1e-4, dtype="float32")
-    t_mul = median_time(lambda: _chain_mul(x, n), number=1, repeats=reps) / n
-    rows.append(Row("core   x = x * 1.0001, not recording", t_mul))
-    t_add = median_time(lambda: _chain_add(nd.add, x, y, n), number=1, repeats=reps) / n
-    rows.append(Row("core   x = nd.add(x, y), not recording", t_add))
-
     xr = nd.ones((10,), dtype="float32")
     xr.attach_grad()
 
@@ -53,25 +48,36 @@ def run(opts: Options) -> list[Row]:
         with autograd.record():
             _chain_add(nd.add, xr, y, n)
 
-    t_mul_rec = median_time(recorded_mul, number=1, repeats=reps) / n
-    rows.append(Row("core   x = x * 1.0001, recording", t_mul_rec))
-    t_add_rec = median_time(recorded_add, number=1, repeats=reps) / n
-    rows.append(Row("core   x = nd.add(x, y), recording", t_add_rec))
-
     a = numpy.ones(10, numpy.float32)
-    t_np = median_time(lambda: _chain_mul(a, n), number=1, repeats=reps) / n
-    rows.append(Row("numpy  x = x * 1.0001", t_np))
-    rows.append(Row("ratio  core/numpy, not recording", ratio=t_mul / t_np))
-    rows.append(Row("ratio  core/numpy, recording", ratio=t_mul_rec / t_np))
-
+    cases = {
+        "mul": lambda: _chain_mul(x, n),
+        "add": lambda: _chain_add(nd.add, x, y, n),
+        "mul_rec": recorded_mul,
+        "add_rec": recorded_add,
+        "numpy": lambda: _chain_mul(a, n),
+    }
     torch = opts.torch
     if torch is not None:
         tx = torch.ones(10, dtype=torch.float32)
-        t_t = median_time(lambda: _chain_mul(tx, n), number=1, repeats=reps) / n
-        rows.append(Row("torch  x = x * 1.0001, no grad", t_t))
         txr = torch.ones(10, dtype=torch.float32, requires_grad=True)
-        t_tr = median_time(lambda: _chain_mul(txr, n), number=1, repeats=reps) / n
-        rows.append(Row("torch  x = x * 1.0001, requires_grad", t_tr))
-        rows.append(Row("ratio  core/torch, not recording", ratio=t_mul / t_t))
-        rows.append(Row("ratio  core/torch, recording", ratio=t_mul_rec / t_tr))
+        cases["torch"] = lambda: _chain_mul(tx, n)
+        cases["torch_rec"] = lambda: _chain_mul(txr, n)
+    t = {k: v / n for k, v in median_times(cases, number=1, repeats=reps).items()}
+
+    rows = [
+        Row("core   x = x * 1.0001, not recording", t["mul"]),
+        Row("core   x = nd.add(x, y), not recording", t["add"]),
+        Row("core   x = x * 1.0001, recording", t["mul_rec"]),
+        Row("core   x = nd.add(x, y), recording", t["add_rec"]),
+        Row("numpy  x = x * 1.0001", t["numpy"]),
+        Row("ratio  core/numpy, not recording", ratio=t["mul"] / t["numpy"]),
+        Row("ratio  core/numpy, recording", ratio=t["mul_rec"] / t["numpy"]),
+    ]
+    if torch is not None:
+        rows += [
+            Row("torch  x = x * 1.0001, no grad", t["torch"]),
+            Row("torch  x = x * 1.0001, requires_grad", t["torch_rec"]),
+            Row("ratio  core/torch, not recording", ratio=t["mul"] / t["torch"]),
+            Row("ratio  core/torch, recording", ratio=t["mul_rec"] / t["torch_rec"]),
+        ]
     return rows

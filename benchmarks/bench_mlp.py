@@ -8,9 +8,11 @@ and update before they are timed.
 """
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy
 
-from .common import Options, Row, median_time
+from .common import Options, Row, median_times
 
 TITLE = "mlp: 784-512-512-10 training step, batch 128, float32, time per step"
 SIZES = (784, 512, 512, 10)
@@ -21,7 +23,7 @@ LR = 0.01
 def _init(seed: int = 0):
     rng = numpy.random.default_rng(seed)
     params = []
-    for n_in, n_out in zip(SIZES[:-1], SIZES[1:]):
+    for n_in, n_out in pairwise(SIZES):
         params.append((rng.standard_normal((n_in, n_out)) * numpy.sqrt(2.0 / n_in))
                       .astype(numpy.float32))
         params.append(numpy.zeros(n_out, numpy.float32))
@@ -62,7 +64,7 @@ def numpy_step(params, x, y):
 
 def core_step(params, x, y):
     """The same step on core: autograd records the forward, backward, SGD outside record."""
-    from core import autograd, nd  # noqa: PLC0415
+    from core import autograd, nd
 
     w1, b1, w2, b2, w3, b3 = params
     with autograd.record():
@@ -78,7 +80,7 @@ def core_step(params, x, y):
 
 
 def _core_state(params, x, y):
-    from core import nd  # noqa: PLC0415
+    from core import nd
 
     ps = [nd.array(p, dtype="float32") for p in params]
     for p in ps:
@@ -101,7 +103,7 @@ def torch_step(torch, params, x, y):
         for p in params:
             p -= LR * p.grad
             p.grad = None
-    return float(loss)
+    return float(loss.detach())
 
 
 def _check_same(core_params, np_params, core_loss, np_loss):
@@ -122,18 +124,18 @@ def run(opts: Options) -> list[Row]:
     _check_same(core_params, np_params, core_step(core_params, cx, cy),
                 numpy_step(np_params, x, y))
 
-    t_core = median_time(lambda: core_step(core_params, cx, cy), number=number, repeats=reps)
-    t_np = median_time(lambda: numpy_step(np_params, x, y), number=number, repeats=reps)
-    rows = [Row("core   autograd step", t_core, unit="step"),
-            Row("numpy  manual backprop step", t_np, unit="step"),
-            Row("ratio  core/numpy", ratio=t_core / t_np)]
-
+    cases = {"core": lambda: core_step(core_params, cx, cy),
+             "numpy": lambda: numpy_step(np_params, x, y)}
     torch = opts.torch
     if torch is not None:
         t_params = [torch.tensor(p, requires_grad=True) for p in params]
         tx, ty = torch.from_numpy(x), torch.from_numpy(y)
-        t_torch = median_time(lambda: torch_step(torch, t_params, tx, ty), number=number,
-                              repeats=reps)
-        rows.append(Row("torch  autograd step", t_torch, unit="step"))
-        rows.append(Row("ratio  core/torch", ratio=t_core / t_torch))
+        cases["torch"] = lambda: torch_step(torch, t_params, tx, ty)
+    t = median_times(cases, number=number, repeats=reps)
+    rows = [Row("core   autograd step", t["core"], unit="step"),
+            Row("numpy  manual backprop step", t["numpy"], unit="step"),
+            Row("ratio  core/numpy", ratio=t["core"] / t["numpy"])]
+    if torch is not None:
+        rows.append(Row("torch  autograd step", t["torch"], unit="step"))
+        rows.append(Row("ratio  core/torch", ratio=t["core"] / t["torch"]))
     return rows

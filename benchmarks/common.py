@@ -6,8 +6,8 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass
@@ -71,10 +71,34 @@ def median_time(fn: Callable[[], object], *, number: int, repeats: int, warmup: 
     return statistics.median(times)
 
 
+def median_times(cases: dict, *, number: int, repeats: int, warmup: int = 1) -> dict:
+    """``{name: median seconds per call}`` for several ``{name: fn}`` timed interleaved.
+
+    Each repeat times every case in turn, so a change in the machine's load (other
+    processes on a small shared machine) affects all cases alike and their ratios
+    stay meaningful. Otherwise as :func:`median_time`.
+    """
+    times: dict = {name: [] for name in cases}
+    for r in range(warmup + repeats):
+        for name, fn in cases.items():
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                dt = time.perf_counter() - t0
+            finally:
+                gc.enable()
+            if r >= warmup:
+                times[name].append(dt / number)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def import_torch():
     """torch on the CPU with 2 threads, or None when it is not installed."""
     try:
-        import torch  # noqa: PLC0415
+        import torch
     except Exception:  # noqa: BLE001 - not installed, or broken: skip silently
         return None
     torch.set_num_threads(2)
@@ -83,15 +107,14 @@ def import_torch():
 
 def machine_report(torch=None) -> list[str]:
     """The lines every run prints: Python, NumPy, CPU, and the BLAS as threadpoolctl sees it."""
-    import numpy  # noqa: PLC0415
+    import numpy
 
-    lines = [f"python {platform.python_version()} ({platform.python_implementation()}), "
-             f"numpy {numpy.__version__}, {platform.machine()}, {os.cpu_count()} CPUs"]
+    lines = [(f"python {platform.python_version()} ({platform.python_implementation()}), "
+             f"numpy {numpy.__version__}, {platform.machine()}, {os.cpu_count()} CPUs")]
     try:
-        from threadpoolctl import threadpool_info  # noqa: PLC0415
+        from threadpoolctl import threadpool_info
     except ImportError:
-        lines.append("threadpoolctl is not installed (pip install -e \".[dev]\"): "
-                     "BLAS unknown")
+        lines.append('threadpoolctl is not installed (pip install -e ".[dev]"): BLAS unknown')
         threadpool_info = None
     if threadpool_info is not None:
         pools = threadpool_info()

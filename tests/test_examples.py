@@ -19,7 +19,7 @@ def _run(script: str, *args: str, timeout: float) -> tuple[str, float]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, check=False)
     out = proc.stdout
     assert proc.returncode == 0, (f"{script} {' '.join(args)} exited {proc.returncode}\n"
                                   f"stdout:\n{out}\nstderr:\n{proc.stderr[-4000:]}")

@@ -53,5 +53,5 @@ def test_ci_script_is_strict_and_executable():
     ci = ROOT / ".ci" / "run"
     assert ci.stat().st_mode & 0o111, ".ci/run must be executable"
     text = ci.read_text()
-    assert text.startswith("#!/usr/bin/env bash") or text.startswith("#!/bin/bash")
+    assert text.startswith(("#!/usr/bin/env bash", "#!/bin/bash"))
     assert "set -euo pipefail" in text
