@@ -19,7 +19,7 @@ from . import common
 
 def workloads() -> dict:
     """``{name: module}`` for every ``benchmarks/bench_<name>.py``, in name order."""
-    import benchmarks  # noqa: PLC0415
+    import benchmarks
 
     names = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(benchmarks.__path__)
                    if m.name.startswith("bench_"))
