@@ -392,7 +392,15 @@ def make_function(op: OpDef, public_name: str, defaults: dict | None = None) -> 
 
 
 def namespace(kind: str, prefix: str = "") -> dict:
-    """Public functions for namespace ``kind`` (``'nd'`` or ``'np'``) under ``prefix``."""
+    """Public functions for namespace ``kind`` (``'nd'`` or ``'np'``) under ``prefix``.
+
+    Besides the generated functions, an operator module may define
+    ``NAMESPACE_OVERRIDES = {"nd": {name: function}, "np": {...}}`` for public
+    functions that need more than argument binding (e.g. reading the training flag
+    before calling a pure operator); those replace the generated ones.
+    """
+    import sys
+
     out = {}
     for op in REGISTRY.values():
         for entry in getattr(op, kind):
@@ -400,6 +408,13 @@ def namespace(kind: str, prefix: str = "") -> dict:
             head, _, tail = full.rpartition(".")
             if head == prefix:
                 out[tail] = make_function(op, full, defaults)
+    for modname, mod in list(sys.modules.items()):
+        if not modname.startswith(__package__ + ".") or mod is None:
+            continue
+        for full, fn in getattr(mod, "NAMESPACE_OVERRIDES", {}).get(kind, {}).items():
+            head, _, tail = full.rpartition(".")
+            if head == prefix:
+                out[tail] = fn
     return out
 
 
