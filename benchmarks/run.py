@@ -34,6 +34,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", choices=sorted(found), metavar="NAME",
                    help=f"run only these workloads ({', '.join(found)})")
     p.add_argument("--repeats", type=int, default=7, help="timed repeats per case")
+    p.add_argument("--no-torch", action="store_true", help="skip the torch comparisons")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     args = p.parse_args(argv)
     if args.list:
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
             print(f"{name:12s} {mod.TITLE}")
         return 0
 
-    opts = common.Options(quick=args.quick, repeats=args.repeats, torch=common.import_torch())
+    opts = common.Options(quick=args.quick, repeats=args.repeats, torch=None if args.no_torch else common.import_torch())
     print("== machine")
     for line in common.machine_report(opts.torch):
         print(f"  {line}")
