@@ -56,12 +56,12 @@ def run(opts: Options) -> list[Row]:
         "add_rec": recorded_add,
         "numpy": lambda: _chain_mul(a, n),
     }
-    t = {k: v / n for k, v in median_times(cases, number=1, repeats=reps).items()}
+    t = {k: v.per(n) for k, v in median_times(cases, number=1, repeats=reps).items()}
     torch = opts.torch
     if torch is not None:  # timed after the others, as in bench_mlp
         tx = torch.ones(10, dtype=torch.float32)
         txr = torch.ones(10, dtype=torch.float32, requires_grad=True)
-        t.update({k: v / n for k, v in median_times(
+        t.update({k: v.per(n) for k, v in median_times(
             {"torch": lambda: _chain_mul(tx, n), "torch_rec": lambda: _chain_mul(txr, n)},
             number=1, repeats=reps).items()})
 

@@ -22,6 +22,24 @@ class Options:
         return quick if self.quick else full
 
 
+class Timing(float):
+    """A median time in seconds that also knows its spread over the repeats."""
+
+    spread: float = 0.0  # (max - min) / median
+
+    @classmethod
+    def of(cls, times: list) -> Timing:
+        med = statistics.median(times)
+        t = cls(med)
+        t.spread = (max(times) - min(times)) / med if med > 0 else 0.0
+        return t
+
+    def per(self, n: int) -> Timing:
+        t = Timing(self / n)
+        t.spread = self.spread
+        return t
+
+
 @dataclass
 class Row:
     """One line of a workload's table: a timing (seconds per ``unit``) or a ratio."""
@@ -36,6 +54,10 @@ class Row:
         if self.ratio is not None:
             return f"{self.ratio:.2f}x"
         return f"{format_seconds(self.seconds)}/{self.unit}"
+
+    def note(self) -> str:
+        spread = getattr(self.seconds, "spread", None)
+        return "" if spread is None else f"  spread {spread:4.0%}"
 
 
 def format_seconds(s: float) -> str:
@@ -52,6 +74,8 @@ def median_time(fn: Callable[[], object], *, number: int, repeats: int, warmup: 
 
     ``warmup`` repeats run first and are not counted. The garbage collector is off
     while a repeat is timed (as in ``timeit``); ``setup`` runs untimed before each one.
+    The result's ``spread`` is (max - min) / median over the repeats: a large one means
+    the machine was busy with something else.
     """
     times = []
     for r in range(warmup + repeats):
@@ -68,7 +92,7 @@ def median_time(fn: Callable[[], object], *, number: int, repeats: int, warmup: 
             gc.enable()
         if r >= warmup:
             times.append(dt / number)
-    return statistics.median(times)
+    return Timing.of(times)
 
 
 def median_times(cases: dict, *, number: int, repeats: int, warmup: int = 1) -> dict:
@@ -92,7 +116,7 @@ def median_times(cases: dict, *, number: int, repeats: int, warmup: int = 1) -> 
                 gc.enable()
             if r >= warmup:
                 times[name].append(dt / number)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return {name: Timing.of(ts) for name, ts in times.items()}
 
 
 def import_torch():

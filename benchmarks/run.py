@@ -47,7 +47,8 @@ def main(argv=None) -> int:
     for line in common.machine_report(opts.torch):
         print(f"  {line}")
     mode = "quick" if args.quick else f"{args.repeats} repeats"
-    print(f"  mode: {mode}; medians after warm-up")
+    print(f"  mode: {mode}; medians after warm-up; spread = (max - min) / median over "
+          "the repeats (a large one: the machine was busy)")
     for name in args.only or found:
         mod = found[name]
         print(f"\n== {mod.TITLE}")
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
         rows = mod.run(opts)
         width = max(len(r.label) for r in rows)
         for r in rows:
-            print(f"  {r.label:{width}s}  {r.value():>14s}")
+            print(f"  {r.label:{width}s}  {r.value():>14s}{r.note()}")
         print(f"  ({time.perf_counter() - t0:.1f} s)")
         sys.stdout.flush()
     return 0
