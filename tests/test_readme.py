@@ -1,6 +1,7 @@
-"""The README's set-up commands are the ones CI runs."""
+"""The README: its set-up commands are the ones CI runs, and its examples run."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,3 +56,13 @@ def test_ci_script_is_strict_and_executable():
     text = ci.read_text()
     assert text.startswith(("#!/usr/bin/env bash", "#!/bin/bash"))
     assert "set -euo pipefail" in text
+
+
+def test_readme_python_examples_run():
+    # The tour's code blocks run in order, in one namespace, as a reader would paste them.
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert blocks, "README.md has no python code blocks"
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    assert namespace["x"].grad.asnumpy().tolist() == [18.0]
