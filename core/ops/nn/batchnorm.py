@@ -1,0 +1,185 @@
+"""Batch normalization: two pure primitives and the public ``BatchNorm`` that updates the
+running statistics.
+
+``_batch_norm_train`` normalizes with the batch statistics and returns them,
+(out, mean, var); ``_batch_norm_infer`` normalizes with given (moving) statistics.
+``BatchNorm`` picks one by ``autograd.is_training()`` and ``use_global_stats`` and, in
+training, then updates ``moving_mean``/``moving_var`` in place outside the recorded
+graph. The shared layout, forward and fused VJP live in ``norm.py``.
+
+What MXNet 1.x does (src/operator/nn/batch_norm.cc, v1.9.x): the batch variance is the
+biased one, ``sum((x - mean)^2) / m`` over the m elements of a channel; the running
+statistics are ``moving = moving * momentum + batch * (1 - momentum)`` with that biased
+variance (recovered from the saved inverse std as ``1/invstd^2 - eps``). The CPU and the
+non-cuDNN GPU kernels apply that update in the *backward* pass; the cuDNN path
+(cudnnBatchNormalizationForwardTraining, factor 1 - momentum) applies it in the forward
+pass and accumulates cuDNN's running variance, which cuDNN documents as the unbiased
+(m / (m - 1)) estimate. We follow the CPU reference: biased variance, applied when the
+training forward runs (as cuDNN does), so the statistics change after a training
+forward whether or not backward follows.
+"""
+from __future__ import annotations
+
+from ... import autograd as _ag
+from ...ndarray import NDArray, array
+from ..registry import Aval, F, defop
+from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats
+
+# The smallest eps a backend's batch-norm kernel accepts, by array module (none today:
+# the NumPy kernels here take any eps). cuDNN's CUDNN_BN_MIN_EPSILON is 1e-5.
+MIN_EPS: dict = {}
+
+
+def min_eps_adjust(var, eps, eps_min):
+    """``(var', eps')`` with ``var' + eps' == var + eps`` and ``eps' >= eps_min``.
+
+    A backend that clamps eps up to ``eps_min`` would normalize by ``sqrt(var +
+    eps_min)`` instead of ``sqrt(var + eps)``; handing it ``var + eps - eps_min`` and
+    ``eps_min`` gives exactly the caller's result. Works on arrays and NDArrays.
+    """
+    if eps_min is None or eps >= eps_min:
+        return var, eps
+    return var + (eps - eps_min), eps_min
+
+
+def _stats_params(gamma, beta, moving_mean=None, moving_var=None, aux=False):
+    p = (param_spec("gamma", gamma), param_spec("beta", beta))
+    if aux:
+        p += (param_spec("moving_mean", moving_mean), param_spec("moving_var", moving_var))
+    return p
+
+
+def _train_infer(data, gamma, beta, eps=1e-3, fix_gamma=True, axis=1):
+    plan("batch", data.shape, data.dtype, _stats_params(gamma, beta), axis)
+    c = (data.shape[axis],)
+    acc = acc_dtype(data.dtype)
+    return Aval(data.shape, data.dtype), Aval(c, acc), Aval(c, acc)
+
+
+def _train_vjp(c, g):
+    x, gamma, beta = c.inputs
+    a = c.attrs
+    return vjp_with_stats(c, g[0], x, gamma, beta, c.outputs[1], c.outputs[2], g[1], g[2],
+                          "batch", "var", a["eps"], fix_gamma=a["fix_gamma"], axis=a["axis"])
+
+
+@defop("_batch_norm_train", infer=_train_infer, vjp=_train_vjp,
+       inputs=("data", "gamma", "beta"), attrs={"eps": 1e-3, "fix_gamma": True, "axis": 1})
+def _batch_norm_train(xp, data, gamma, beta, eps=1e-3, fix_gamma=True, axis=1):
+    """Batch normalization with the batch statistics over every axis but ``axis``:
+    (out, mean, var), var the biased variance, statistics of shape (C,)."""
+    L = plan("batch", tuple(data.shape), data.dtype, _stats_params(gamma, beta), axis)
+    out, mean, var = normalize(xp, data, gamma, beta, L, eps, fix_gamma)
+    c = (data.shape[axis],)
+    return out, mean.reshape(c), var.reshape(c)
+
+
+def _infer_infer(data, gamma, beta, moving_mean, moving_var, eps=1e-3, fix_gamma=True, axis=1):
+    plan("batch", data.shape, data.dtype,
+         _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
+    return Aval(data.shape, data.dtype)
+
+
+def _infer_vjp(c, g):
+    x, gamma, beta, mm, mv = c.inputs
+    a = c.attrs
+    gx, gg, gb = vjp_with_stats(c, g, x, gamma, beta, mm, mv, None, None, "batch", "var",
+                                a["eps"], fix_gamma=a["fix_gamma"], batch_stats=False,
+                                axis=a["axis"])
+    return gx, gg, gb, None, None  # the moving statistics are auxiliary states: no gradient
+
+
+@defop("_batch_norm_infer", infer=_infer_infer, vjp=_infer_vjp,
+       inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
+       attrs={"eps": 1e-3, "fix_gamma": True, "axis": 1})
+def _batch_norm_infer(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, fix_gamma=True,
+                      axis=1):
+    """Batch normalization with given statistics (``moving_mean``, ``moving_var``)."""
+    L = plan("batch", tuple(data.shape), data.dtype,
+             _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
+    var, eps = min_eps_adjust(moving_var, eps, MIN_EPS.get(xp.__name__))
+    return normalize(xp, data, gamma, beta, L, eps, fix_gamma, (moving_mean, var))[0]
+
+
+def _update_moving(moving, stat, momentum):
+    moving *= momentum
+    moving += stat * (1.0 - momentum)
+
+
+def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+              fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
+              cudnn_off=False, min_calib_range=None, max_calib_range=None, name=None):
+    """Batch normalization (MXNet 1.x ``BatchNorm``).
+
+    ``out = (data - mean) / sqrt(var + eps) * gamma + beta`` per channel (``axis``; -1 for
+    channels-last layouts such as NHWC), the statistics taken over every other axis.
+
+    In training mode (``autograd.is_training()``) without ``use_global_stats`` the batch
+    mean and biased variance are used, and ``moving_mean``/``moving_var`` (NDArrays of
+    shape (C,), MXNet's auxiliary states) are updated in place, outside the recorded
+    graph, as ``moving = moving * momentum + batch * (1 - momentum)`` (MXNet's CPU
+    kernel: the biased batch variance; see the module docstring). Otherwise (inference,
+    or ``use_global_stats``) the moving statistics are used and left unchanged.
+
+    ``eps`` is used exactly as given. When a backend imposes a minimum eps (cuDNN
+    requires at least 1e-5), compensate by adjusting the variance (var + eps - eps_min)
+    so results do not drift: :func:`min_eps_adjust`.
+
+    Args:
+        data: the input, with C channels on ``axis``.
+        gamma, beta: scale and shift, shape (C,). With ``fix_gamma=True`` (MXNet's
+            default) gamma is treated as 1 and its gradient is zero.
+        moving_mean, moving_var: the running statistics, shape (C,).
+        eps: added to the variance.
+        momentum: the running statistics' decay.
+        fix_gamma: ignore ``gamma`` (treat it as ones).
+        use_global_stats: normalize with the moving statistics even in training mode.
+        output_mean_var: also return the mean and the inverse standard deviation
+            ``1 / sqrt(var + eps)`` that were used (MXNet's outputs ``mean`` and
+            ``var``, which hold the inverse std).
+        axis: the channel axis.
+        cudnn_off, min_calib_range, max_calib_range, name: accepted for MXNet
+            compatibility; no effect.
+
+    Returns:
+        ``out``, or ``(out, mean, inv_std)``.
+
+    Example:
+        >>> from core import nd, autograd
+        >>> x = nd.array([[1.0], [3.0]], dtype="float64")
+        >>> mm, mv = nd.zeros((1,), dtype="float64"), nd.ones((1,), dtype="float64") * 3
+        >>> with autograd.train_mode():  # batch mean 2, batch (biased) variance 1
+        ...     y = BatchNorm(x, nd.ones((1,)), nd.zeros((1,)), mm, mv, eps=0.0, momentum=0.5)
+        >>> y.asnumpy().ravel().tolist(), mm.asnumpy().tolist(), mv.asnumpy().tolist()
+        ([-1.0, 1.0], [1.0], [2.0])
+    """
+    if _ag.is_training() and not use_global_stats:
+        for label, arr in (("moving_mean", moving_mean), ("moving_var", moving_var)):
+            if not isinstance(arr, NDArray):
+                raise TypeError(f"BatchNorm: {label} must be an NDArray (it is updated in "
+                                f"place in training mode), got {type(arr).__name__}")
+        x = data if hasattr(data, "shape") else array(data)
+        plan("batch", tuple(x.shape), x.dtype,
+             _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
+        out, mean, var = F._batch_norm_train(x, gamma, beta, eps=eps, fix_gamma=fix_gamma,
+                                             axis=axis)
+        with _ag.pause(_ag.is_training()):
+            _update_moving(moving_mean, mean, momentum)
+            _update_moving(moving_var, var, momentum)
+        if output_mean_var:
+            return out, mean, F.rsqrt(var + eps)
+        return out
+    mm, mv = moving_mean, moving_var
+    if _ag.is_recording() and isinstance(mm, NDArray) and isinstance(mv, NDArray):
+        # Snapshots (C values each): a later training call of the same layer in this
+        # graph updates the moving statistics in place, which backward must not see.
+        mm, mv = mm.detach().copy(), mv.detach().copy()
+    out = F._batch_norm_infer(data, gamma, beta, mm, mv, eps=eps, fix_gamma=fix_gamma,
+                              axis=axis)
+    if output_mean_var:
+        with _ag.pause(_ag.is_training()):
+            return out, F.copy(moving_mean), F.rsqrt(moving_var + eps)
+    return out
+
+
+NAMESPACE_OVERRIDES = {"nd": {"BatchNorm": BatchNorm, "batch_norm": BatchNorm}, "np": {}}
