@@ -9,7 +9,7 @@ from .. import ops as _ops
 from ..ndarray import NDArray, array, from_dlpack
 from ..ops.registry import namespace as _namespace
 from ..context import cpu, gpu, Context, current_context
-from . import linalg, random  # noqa: F401
+from . import contrib, linalg, random  # noqa: F401
 
 globals().update(_namespace("nd"))
 
