@@ -1,1 +1,117 @@
-"""dropout operators (being written)."""
+"""Dropout (MXNet's ``Dropout``), with spatial dropout through ``axes``.
+
+Design. The operator ``Dropout`` is a pure function of its inputs and attributes plus
+the context's random generator (``core.random.get_generator(ctx)``, so
+``core.random.seed`` makes masks reproducible): it always drops, keeping each unit with
+probability ``1 - p`` and scaling kept units by ``1 / (1 - p)``. Like MXNet's it has two
+outputs, ``(out, mask)``: ``mask`` holds the scale applied to each unit (0 or
+``1 / (1 - p)``; size 1 along ``axes``, where it is shared), and the VJP multiplies the
+head gradient by that same mask, so backward reuses exactly the forward's draw.
+
+The training flag is not read inside the operator. The public function ``nd.Dropout``
+(registered through ``NAMESPACE_OVERRIDES``) reads ``autograd.is_training()`` at call
+time: with ``mode='training'`` outside training (or ``p == 0``) it returns ``data``
+itself, as torch does, with no copy and no draw; otherwise it calls the operator with
+``training=True`` and returns the first output. The operator's ``training`` attribute
+(default True) lets a traced graph carry the flag explicitly: with ``training=False`` and
+``mode='training'`` it returns a copy of ``data`` and a mask of ones.
+"""
+from __future__ import annotations
+
+import numpy
+
+from ... import autograd
+from ... import random as _random
+from ..infer import fmt, norm_axes
+from ..registry import Aval, defop, invoke
+
+_ATTRS = {"p": 0.5, "mode": "training", "axes": (), "cudnn_off": False, "training": True}
+
+
+def _axes(axes):
+    if axes is None:
+        return ()
+    if isinstance(axes, int):
+        return (axes,)
+    return tuple(axes)
+
+
+def _mask_shape(shape, axes):
+    ax = norm_axes("Dropout", _axes(axes), len(shape)) if _axes(axes) else ()
+    return tuple(1 if i in ax else s for i, s in enumerate(shape))
+
+
+def _dropout_infer(data, p=0.5, mode="training", axes=(), cudnn_off=False, training=True):
+    if data.dtype.kind != "f":
+        raise TypeError(f"Dropout: expects a floating-point input, got {fmt([data])}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"Dropout: p must be in [0, 1], got {p} (data: {fmt([data])})")
+    if mode not in ("training", "always"):
+        raise ValueError(f"Dropout: mode must be 'training' or 'always', got {mode!r}")
+    mshape = _mask_shape(data.shape, axes)
+    return Aval(data.shape, data.dtype), Aval(mshape, data.dtype)
+
+
+def _dropout_vjp(c, g):
+    return (g[0] * c.outputs[1],)
+
+
+@defop("Dropout", infer=_dropout_infer, vjp=_dropout_vjp, inputs=("data",), attrs=_ATTRS,
+       needs_ctx=True)
+def _dropout(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False, training=True,
+             ctx=None):
+    """Drop units with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Returns ``(out, mask)``; ``mask`` is the per-unit scale (shared along ``axes``).
+    """
+    if mode not in ("training", "always") or not 0 <= p <= 1:
+        raise ValueError("attributes")  # infer explains
+    mshape = _mask_shape(data.shape, axes)
+    if not (training or mode == "always") or p == 0:
+        return data.copy(), xp.ones(mshape, data.dtype)
+    if p == 1:
+        mask = xp.zeros(mshape, data.dtype)
+    else:
+        gen = _random.get_generator(ctx)
+        u = gen.random(mshape, dtype=numpy.float64 if data.dtype == numpy.float64
+                       else numpy.float32)
+        mask = (u >= p).astype(data.dtype)
+        mask *= 1.0 / (1.0 - p)
+    return data * mask, mask
+
+
+def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, **kwargs):
+    """MXNet's ``Dropout``: in training, zero each unit with probability ``p`` and scale the
+    others by ``1 / (1 - p)``; outside training (``mode='training'``) return ``data``.
+
+    Args:
+        data: the input.
+        p: the probability of dropping a unit.
+        mode: ``'training'`` (drop only while ``autograd.is_training()``) or ``'always'``.
+        axes: axes along which one mask value is shared (spatial/variational dropout:
+            ``axes=(2, 3)`` drops whole feature maps of NCHW data).
+        cudnn_off: accepted for MXNet compatibility.
+
+    Example:
+        >>> from core import nd, autograd
+        >>> x = nd.ones((2, 3))
+        >>> nd.Dropout(x, p=0.5).asnumpy().tolist()  # not training: the input itself
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+        >>> with autograd.train_mode():
+        ...     y = nd.Dropout(x, p=0.5)
+        >>> sorted(set(y.asnumpy().ravel().tolist())) in ([0.0], [2.0], [0.0, 2.0])
+        True
+    """
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"Dropout: unexpected keyword argument(s) {sorted(kwargs)}; "
+                        "accepted: data, p, mode, axes, cudnn_off")
+    attrs = {"p": p, "mode": mode, "axes": axes, "cudnn_off": cudnn_off, "training": True}
+    if mode == "training" and not autograd.is_training() or p == 0:
+        if mode not in ("training", "always") or not 0 <= p <= 1:
+            _dropout_infer(Aval(data.shape, data.dtype), **attrs)  # the same errors as the op
+        return data
+    return invoke(_dropout, [data], attrs)[0]
+
+
+NAMESPACE_OVERRIDES = {"nd": {"Dropout": Dropout}}
