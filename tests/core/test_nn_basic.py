@@ -416,3 +416,17 @@ def test_all_ctc_label_paths_counted_once():
         count += [k for k in merged if k != 0] == [1, 2]
     loss = nd.CTCLoss(_nd(np.zeros((t, 1, c))), _nd([[1, 2]], "int64")).asnumpy()
     np.testing.assert_allclose(loss, [-math.log(count / c ** t)])
+
+
+def test_public_wrappers_take_out_and_reject_unknown_keywords():
+    o = nd.zeros((2, 2))
+    r = nd.LeakyReLU(nd.array([[-1.0, 2.0], [3.0, -4.0]]), slope=0.5, out=o)
+    assert r is o
+    np.testing.assert_allclose(o.asnumpy(), [[-0.5, 2.0], [3.0, -2.0]])
+    o = nd.zeros((2, 2))
+    assert nd.Dropout(nd.ones((2, 2)), p=0.5, out=o) is o
+    np.testing.assert_allclose(o.asnumpy(), np.ones((2, 2)))
+    with pytest.raises(TypeError, match="Dropout: unexpected keyword"):
+        nd.Dropout(nd.ones((2,)), rate=0.5)
+    with pytest.raises(TypeError, match="LeakyReLU: unexpected keyword"):
+        nd.LeakyReLU(nd.ones((2,)), alpha=0.5)

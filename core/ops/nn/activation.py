@@ -503,14 +503,20 @@ def LeakyReLU(data=None, gamma=None, act_type="leaky", slope=0.25, lower_bound=0
         [-0.2, 3.0]
     """
     kwargs.pop("name", None)
+    out = kwargs.pop("out", None)
     if kwargs:
-        raise TypeError(f"LeakyReLU: unexpected keyword argument(s) {sorted(kwargs)}")
+        raise TypeError(f"LeakyReLU: unexpected keyword argument(s) {sorted(kwargs)}; accepted: "
+                        "data, gamma, act_type, slope, lower_bound, upper_bound, out")
     if act_type == "rrelu" and autograd.is_training():
-        out, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound})
+        res, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound})
+    else:
+        res = invoke(_leaky_relu, [data, gamma],
+                     {"act_type": act_type, "slope": slope, "lower_bound": lower_bound,
+                      "upper_bound": upper_bound})
+    if out is not None:
+        out[...] = res
         return out
-    return invoke(_leaky_relu, [data, gamma],
-                  {"act_type": act_type, "slope": slope, "lower_bound": lower_bound,
-                   "upper_bound": upper_bound})
+    return res
 
 
 NAMESPACE_OVERRIDES = {"nd": {"LeakyReLU": LeakyReLU}}

@@ -103,15 +103,21 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, **kwargs):
         True
     """
     kwargs.pop("name", None)
+    out = kwargs.pop("out", None)
     if kwargs:
         raise TypeError(f"Dropout: unexpected keyword argument(s) {sorted(kwargs)}; "
-                        "accepted: data, p, mode, axes, cudnn_off")
+                        "accepted: data, p, mode, axes, cudnn_off, out")
     attrs = {"p": p, "mode": mode, "axes": axes, "cudnn_off": cudnn_off, "training": True}
     if mode == "training" and not autograd.is_training() or p == 0:
         if mode not in ("training", "always") or not 0 <= p <= 1:
             _dropout_infer(Aval(data.shape, data.dtype), **attrs)  # the same errors as the op
-        return data
-    return invoke(_dropout, [data], attrs)[0]
+        res = data
+    else:
+        res = invoke(_dropout, [data], attrs)[0]
+    if out is not None:
+        out[...] = res
+        return out
+    return res
 
 
 NAMESPACE_OVERRIDES = {"nd": {"Dropout": Dropout}}
