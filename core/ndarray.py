@@ -486,7 +486,8 @@ _METHODS = (
     ("flip", "flip"), ("sort", "sort"), ("argsort", "argsort"), ("topk", "topk"),
     ("take", "take"), ("pick", "pick"), ("one_hot", "one_hot"), ("dot", "dot"),
     ("slice_axis", "slice_axis"), ("split", "split"), ("diag", "diag"),
-    ("zeros_like", "zeros_like"), ("ones_like", "ones_like"),
+    ("zeros_like", "zeros_like"), ("ones_like", "ones_like"), ("softmax", "softmax"),
+    ("log_softmax", "log_softmax"),
 )
 
 
