@@ -10,15 +10,28 @@ Example:
     >>> x.grad.asnumpy().tolist()
     [2.0, 4.0, 6.0]
 """
-from . import autograd, context, dtypes
+from . import autograd, context, dtypes, nd, np, ops, random
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import NDArray, array, from_dlpack
-from . import ops
-from . import nd, np
-from . import random
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "NDArray", "array", "autograd", "context", "cpu", "cpu_pinned",
-           "current_context", "dtypes", "from_dlpack", "gpu", "nd", "np", "num_gpus", "ops",
-           "random", "__version__"]
+__all__ = [
+           "Context",
+           "NDArray",
+           "__version__",
+           "array",
+           "autograd",
+           "context",
+           "cpu",
+           "cpu_pinned",
+           "current_context",
+           "dtypes",
+           "from_dlpack",
+           "gpu",
+           "nd",
+           "np",
+           "num_gpus",
+           "ops",
+           "random",
+]

@@ -12,9 +12,21 @@ import threading
 import weakref
 from contextlib import contextmanager
 
-__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-           "set_recording", "set_training", "backward", "grad", "mark_variables",
-           "Function", "stop_gradient"]
+__all__ = [
+    "Function",
+    "backward",
+    "grad",
+    "is_recording",
+    "is_training",
+    "mark_variables",
+    "pause",
+    "predict_mode",
+    "record",
+    "set_recording",
+    "set_training",
+    "stop_gradient",
+    "train_mode",
+]
 
 
 class _State(threading.local):
@@ -36,7 +48,7 @@ def is_training() -> bool:
     return _state.training
 
 
-def set_recording(is_recording: bool) -> bool:  # noqa: A002 - MXNet's name
+def set_recording(is_recording: bool) -> bool:
     """Set recording on or off; returns the previous state."""
     prev, _state.recording = _state.recording, bool(is_recording)
     return prev
@@ -61,7 +73,7 @@ def _scope(recording, training):
         _state.recording, _state.training = prev_r, prev_t
 
 
-def record(train_mode: bool = True):  # noqa: F811 - MXNet's argument name
+def record(train_mode: bool = True):
     """Scope in which operators are recorded for autograd.
 
     Args:
@@ -78,7 +90,7 @@ def record(train_mode: bool = True):  # noqa: F811 - MXNet's argument name
     return _scope(True, train_mode)
 
 
-def pause(train_mode: bool = False):  # noqa: F811
+def pause(train_mode: bool = False):
     """Scope in which recording is off (e.g. for metric computation inside record)."""
     return _scope(False, train_mode)
 
@@ -98,7 +110,7 @@ def predict_mode():
 class VarNode:
     """A leaf of the graph: an array whose gradient is wanted."""
 
-    __slots__ = ("ref", "grad_req", "__weakref__")
+    __slots__ = ("__weakref__", "grad_req", "ref")
 
     def __init__(self, array, grad_req):
         self.ref = weakref.ref(array)
@@ -108,8 +120,20 @@ class VarNode:
 class Node:
     """One recorded operator call."""
 
-    __slots__ = ("op", "attrs", "parents", "in_data", "out_data", "in_meta", "out_meta",
-                 "checks", "out_refs", "freed", "ctx", "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "attrs",
+        "checks",
+        "ctx",
+        "freed",
+        "in_data",
+        "in_meta",
+        "op",
+        "out_data",
+        "out_meta",
+        "out_refs",
+        "parents",
+    )
 
 
 def record_op(op, inputs, raw, attrs, outs):
@@ -133,11 +157,16 @@ def record_op(op, inputs, raw, attrs, outs):
     node.in_meta = tuple(in_meta)
     out_list = outs if type(outs) is tuple else (outs,)
     node.out_meta = tuple([(o._data.shape, o._data.dtype) for o in out_list])
-    if op.save:
+    save = op.save
+    if save:
         node.in_data = tuple(raw)
-        node.out_data = tuple([o._data for o in out_list])
         node.checks = tuple(checks)
-        node.out_refs = tuple([(weakref.ref(o), 0) for o in out_list])
+        if save == "inputs":  # the VJP reads inputs only: do not keep outputs alive
+            node.out_data = None
+            node.out_refs = ()
+        else:
+            node.out_data = tuple([o._data for o in out_list])
+            node.out_refs = tuple([(weakref.ref(o), 0) for o in out_list])
     else:
         node.in_data = node.out_data = None
         node.checks = node.out_refs = ()
@@ -153,7 +182,7 @@ _MISSING = object()
 class VjpContext:
     """What a VJP rule sees of the forward call."""
 
-    __slots__ = ("node", "create_graph", "_inputs", "_outputs")
+    __slots__ = ("_inputs", "_outputs", "create_graph", "node")
 
     def __init__(self, node, create_graph):
         self.node = node
@@ -201,6 +230,9 @@ class VjpContext:
             from .ndarray import NDArray
 
             n = self.node
+            if n.out_data is None:
+                raise RuntimeError(f"{n.op.name}: its VJP reads the outputs, but the "
+                                   "operator is registered with save='inputs'")
             ctx = n.ctx
             self._outputs = tuple(
                 NDArray._make(d, ctx, (n, i) if self.create_graph else None)

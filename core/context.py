@@ -7,6 +7,7 @@ so every multi-device code path runs on a machine without a GPU.
 from __future__ import annotations
 
 import threading
+from typing import ClassVar
 
 import numpy
 
@@ -31,8 +32,8 @@ class Context:
         ...     pass
     """
 
-    __slots__ = ("device_type", "device_id", "_xp")
-    _interned: dict = {}
+    __slots__ = ("_xp", "device_id", "device_type")
+    _interned: ClassVar[dict] = {}
 
     def __new__(cls, device_type="cpu", device_id: int = 0):
         if isinstance(device_type, Context):
@@ -85,7 +86,7 @@ class Context:
 
     __str__ = __repr__
 
-    def __enter__(self) -> "Context":
+    def __enter__(self):
         _stack().append(self)
         return self
 

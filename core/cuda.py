@@ -19,11 +19,11 @@ def get_cupy():
         return _cupy
     if _cupy_error is None:
         try:
-            import cupy  # noqa: PLC0415
+            import cupy
 
             _cupy = cupy
             return cupy
-        except Exception as e:  # ImportError, or a broken CUDA install
+        except Exception as e:  # noqa: BLE001 - ImportError, or a broken CUDA install
             _cupy_error = e
     raise RuntimeError(
         f"a GPU context needs CuPy, which could not be imported ({_cupy_error}); "
@@ -31,31 +31,31 @@ def get_cupy():
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_count() -> int:
     """Number of visible CUDA devices; 0 when CuPy or a GPU is missing (never raises)."""
     try:
         cp = get_cupy()
         return int(cp.cuda.runtime.getDeviceCount())
-    except Exception:
+    except Exception:  # noqa: BLE001 - "no GPU" must never be an error
         return 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def elementwise(in_params: str, out_params: str, body: str, name: str):
     """A memoized ``cupy.ElementwiseKernel``; built on first use."""
     return get_cupy().ElementwiseKernel(in_params, out_params, body, name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def special(xp):
     """The special-function module for an array module (scipy.special or cupyx's)."""
-    import numpy  # noqa: PLC0415
+    import numpy
 
     if xp is numpy:
-        import scipy.special  # noqa: PLC0415
+        import scipy.special
 
         return scipy.special
-    import cupyx.scipy.special  # noqa: PLC0415
+    import cupyx.scipy.special
 
     return cupyx.scipy.special

@@ -34,7 +34,7 @@ class NDArray:
         42.0
     """
 
-    __slots__ = ("_data", "_ctx", "_node", "_grad", "_version", "__weakref__")
+    __slots__ = ("__weakref__", "_ctx", "_data", "_grad", "_node", "_version")
     __array_priority__ = 1000.0
     __array_ufunc__ = None  # numpy defers to our reflected operators
 
@@ -90,7 +90,7 @@ class NDArray:
         return "default"
 
     @property
-    def T(self) -> "NDArray":
+    def T(self) -> NDArray:
         return _invoke(_R["transpose"], (self,), {"axes": None})
 
     @property
@@ -151,14 +151,14 @@ class NDArray:
         return self._data.__dlpack_device__()
 
     # ------------------------------------------------------------------ copies, casts, contexts
-    def astype(self, dtype, copy: bool = True) -> "NDArray":
+    def astype(self, dtype, copy: bool = True) -> NDArray:
         """Cast to ``dtype``; the gradient flows back through the cast."""
         dtype = as_dtype(dtype, "astype")
         if not copy and dtype == self.dtype:
             return self
         return _invoke(_R["cast"], (self,), {"dtype": dtype})
 
-    def copy(self) -> "NDArray":
+    def copy(self) -> NDArray:
         """A copy on the same context (differentiable)."""
         return _invoke(_R["copy"], (self,), _EMPTY)
 
@@ -176,7 +176,7 @@ class NDArray:
         ctx = as_context(other)
         return _invoke(_R["_copyto"], (self,), {"to": ctx})
 
-    def as_in_context(self, ctx) -> "NDArray":
+    def as_in_context(self, ctx) -> NDArray:
         """This array if it is on ``ctx`` already, else a copy there (differentiable)."""
         ctx = as_context(ctx)
         return self if ctx is self._ctx else self.copyto(ctx)
@@ -184,7 +184,7 @@ class NDArray:
     as_in_ctx = as_in_context
     to_device = as_in_context
 
-    def detach(self) -> "NDArray":
+    def detach(self) -> NDArray:
         """The same data, cut from the graph."""
         return NDArray._make(self._data, self._ctx, None)
 
@@ -236,7 +236,7 @@ class NDArray:
                      create_graph=create_graph)
 
     # ------------------------------------------------------------------ shape
-    def reshape(self, *shape, **kwargs) -> "NDArray":
+    def reshape(self, *shape, **kwargs) -> NDArray:
         """Reshape; accepts NumPy style and MXNet's special codes 0, -1, -2, -3, -4.
 
         Example:
@@ -255,7 +255,7 @@ class NDArray:
         return _invoke(_R["reshape"], (self,),
                        dict(_R["reshape"].attrs, newshape=tuple(shape), reverse=reverse))
 
-    def transpose(self, *axes) -> "NDArray":
+    def transpose(self, *axes) -> NDArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return _invoke(_R["transpose"], (self,), {"axes": tuple(axes) if axes else None})
@@ -434,11 +434,10 @@ def _norm_key(arr, key):
         return _raw_index(arr, key)
     if isinstance(key, list):
         return _list_index(arr, key)
-    if isinstance(key, tuple):
-        if any(isinstance(k, (NDArray, list)) for k in key):
-            return tuple(_raw_index(arr, k) if isinstance(k, NDArray)
-                         else _list_index(arr, k) if isinstance(k, list) else k
-                         for k in key)
+    if isinstance(key, tuple) and any(isinstance(k, (NDArray, list)) for k in key):
+        return tuple(_raw_index(arr, k) if isinstance(k, NDArray)
+                     else _list_index(arr, k) if isinstance(k, list) else k
+                     for k in key)
     return key
 
 

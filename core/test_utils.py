@@ -1,7 +1,7 @@
 """Testing helpers in MXNet's spirit: comparisons, random arrays, numeric gradients."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy
 

@@ -6,9 +6,9 @@ Example:
     [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
 """
 from .. import ops as _ops
-from ..ndarray import NDArray, array, from_dlpack
+from ..context import Context, cpu, current_context, gpu  # noqa: F401 - as in mxnet.nd
+from ..ndarray import NDArray, array, from_dlpack  # noqa: F401
 from ..ops.registry import namespace as _namespace
-from ..context import cpu, gpu, Context, current_context
 from . import contrib, linalg, random  # noqa: F401
 
 globals().update(_namespace("nd"))
@@ -34,10 +34,9 @@ def stack(*data, axis: int = 0, num_args=None):
     return _ops.F.stack(*data, axis=axis)
 
 
-def BlockGrad(data):  # noqa: N802 - MXNet's name
+def BlockGrad(data):
     """Identity in the forward pass; stops the gradient."""
     return data.detach()
 
 
 stop_gradient = BlockGrad
-_unused = (NDArray, array, from_dlpack, cpu, gpu, Context, current_context)

@@ -11,8 +11,8 @@ Example:
 """
 import numpy as _numpy
 
-from .. import ops as _ops  # noqa: F401
-from ..ndarray import NDArray, from_dlpack
+from .. import ops as _ops
+from ..ndarray import NDArray, from_dlpack  # noqa: F401 - np.from_dlpack
 from ..ndarray import array as _nd_array
 from ..ops.registry import namespace as _namespace
 from . import linalg, random  # noqa: F401
@@ -31,7 +31,7 @@ int8, int16, int32, int64, uint8 = _numpy.int8, _numpy.int16, _numpy.int32, _num
 bool_ = _numpy.bool_
 
 
-def array(object, dtype=None, ctx=None, device=None):  # noqa: A002 - NumPy's name
+def array(object, dtype=None, ctx=None, device=None):
     """An array from any array-like; NumPy arrays and NDArrays keep their dtype.
 
     Python floats become float32 (MXNet's NumPy default); Python ints become int64.

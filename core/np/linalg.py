@@ -1,5 +1,5 @@
 """NumPy's ``linalg`` names over the registry."""
-from ..ops.registry import namespace as _namespace
 from .. import ops as _ops  # noqa: F401
+from ..ops.registry import namespace as _namespace
 
 globals().update(_namespace("np", "linalg"))

@@ -1,5 +1,5 @@
 """The operators, one module per family; importing this package fills the registry."""
-from . import registry
+from .. import ndarray as _ndarray
 from . import (  # noqa: F401 - each import registers a family
     binary,
     broadcast,
@@ -14,12 +14,11 @@ from . import (  # noqa: F401 - each import registers a family
     nn,
     random,
     reduce,
+    registry,
     shape,
     sort,
 )
 from .registry import REGISTRY, F, OpDef, defop, invoke
-
-from .. import ndarray as _ndarray
 
 _ndarray._bind_methods(REGISTRY, invoke)
 

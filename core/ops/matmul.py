@@ -323,7 +323,7 @@ def _matvec_subs(ash, bsh, ta, tb):
     return [side(ash, "zn" if ta else "nz"), side(bsh, "mz" if tb else "zm")], out
 
 
-@defop("matmul", infer=_matmul_infer, inputs=("a", "b"),
+@defop("matmul", save="inputs", infer=_matmul_infer, inputs=("a", "b"),
        vjp=product_vjp(lambda s, at: _matvec_subs(*s, at.get("transpose_a", False),
                                                   at.get("transpose_b", False)),
                        via("matmul"), lambda s: len(s[0]) >= 2 and len(s[1]) >= 2),
@@ -344,7 +344,7 @@ def _batch_dot_infer(lhs, rhs, transpose_a=False, transpose_b=False, forward_sty
     return Aval(shape, result_dtype("batch_dot", names, lhs, rhs))
 
 
-@defop("batch_dot", infer=_batch_dot_infer, inputs=("lhs", "rhs"),
+@defop("batch_dot", save="inputs", infer=_batch_dot_infer, inputs=("lhs", "rhs"),
        vjp=product_vjp(None, via("batch_dot"), lambda s: True),
        attrs={"transpose_a": False, "transpose_b": False, "forward_stype": None},
        nd=("batch_dot",))
@@ -397,7 +397,7 @@ def _mx_dot_subs(shapes, at):
     return [("z" + lf if ta else lf + "z"), (rf + "z" if tb else "z" + rf)], lf + rf
 
 
-@defop("dot", infer=_dot_infer, inputs=("lhs", "rhs"),
+@defop("dot", save="inputs", infer=_dot_infer, inputs=("lhs", "rhs"),
        vjp=product_vjp(_mx_dot_subs, via("dot"), lambda s: len(s[0]) == len(s[1]) == 2),
        attrs={"transpose_a": False, "transpose_b": False, "forward_stype": None},
        nd=("dot",))
@@ -449,7 +449,7 @@ def _np_dot_infer(a, b):
     return Aval(tuple(sizes[ch] for ch in out), dt)
 
 
-@defop("np_dot", infer=_np_dot_infer, inputs=("a", "b"), np=("dot",),
+@defop("np_dot", save="inputs", infer=_np_dot_infer, inputs=("a", "b"), np=("dot",),
        vjp=product_vjp(lambda s, at: _np_dot_subs(*s), via("matmul"),
                        lambda s: len(s[0]) == len(s[1]) == 2))
 def _np_dot(xp, a, b):
@@ -510,7 +510,7 @@ def _tensordot_infer(a, b, axes=2):
     return Aval(tuple(sizes[ch] for ch in out), result_dtype("tensordot", names, a, b))
 
 
-@defop("tensordot", infer=_tensordot_infer, inputs=("a", "b"), attrs={"axes": 2},
+@defop("tensordot", save="inputs", infer=_tensordot_infer, inputs=("a", "b"), attrs={"axes": 2},
        np=("tensordot",),
        vjp=product_vjp(lambda s, at: _tensordot_subs(*s, at["axes"])))
 def _tensordot(xp, a, b, axes=2):
@@ -537,7 +537,7 @@ def _inner_infer(a, b):
     return Aval(shape, result_dtype("inner", ("a", "b"), a, b))
 
 
-@defop("inner", infer=_inner_infer, inputs=("a", "b"), np=("inner",),
+@defop("inner", save="inputs", infer=_inner_infer, inputs=("a", "b"), np=("inner",),
        vjp=product_vjp(lambda s, at: _inner_subs(*s)))
 def _inner(xp, a, b):
     """Sum of products over the last axes of a and b (NumPy's inner)."""

@@ -14,7 +14,8 @@ that ``infer`` agrees with ``forward`` for every operator.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy
 
@@ -22,7 +23,7 @@ from .. import autograd as _ag
 from ..context import Context, current_context
 from ..ndarray import NDArray
 
-REGISTRY: dict[str, "OpDef"] = {}
+REGISTRY: dict[str, OpDef] = {}
 # Callables ``hook(op, inputs, attrs, outputs)`` run after every operator call (tests use
 # this to check every call's inferred shape and dtype against the real result).
 _hooks: list = []
@@ -31,7 +32,7 @@ _hooks: list = []
 class Aval:
     """An abstract value: what ``infer`` rules see of an array (shape and dtype)."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("dtype", "shape")
 
     def __init__(self, shape, dtype):
         self.shape = tuple(shape)
@@ -51,8 +52,23 @@ class Aval:
 class OpDef:
     """One registered operator. Built by :func:`defop`; see its arguments."""
 
-    __slots__ = ("name", "forward", "infer", "vjp", "inputs", "attrs", "nd", "np", "kind",
-                 "variadic", "needs_ctx", "differentiable", "doc", "save", "place")
+    __slots__ = (
+        "attrs",
+        "differentiable",
+        "doc",
+        "forward",
+        "infer",
+        "inputs",
+        "kind",
+        "name",
+        "nd",
+        "needs_ctx",
+        "np",
+        "place",
+        "save",
+        "variadic",
+        "vjp",
+    )
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -69,7 +85,7 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           inputs: Sequence[str] = ("x",), attrs: dict | None = None,
           nd: Sequence[str] = (), np: Sequence[str] = (), kind: str = "primitive",
           variadic: bool = False, needs_ctx: bool = False, differentiable: bool = True,
-          save: bool = True, place: Callable | None = None, doc: str = ""):
+          save: bool | str = True, place: Callable | None = None, doc: str = ""):
     """Register an operator; used as a decorator on its ``forward(xp, *arrays, **attrs)``.
 
     Args:
@@ -91,8 +107,9 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
         variadic: the operator takes any number of arrays (first argument a sequence).
         needs_ctx: ``forward`` receives ``ctx=`` (creation and random operators).
         differentiable: False for operators whose outputs carry no gradient.
-        save: keep input and output data for the VJP (False when the VJP needs only
-            shapes and dtypes, which saves memory).
+        save: what the VJP needs kept: True (inputs and outputs), ``"inputs"`` (inputs
+            only, so outputs are not kept alive by the tape), or False (only shapes and
+            dtypes, which saves the most memory).
         place: ``place(attrs, in_ctx) -> Context`` for operators whose output lives on
             another context than their inputs (the copy between contexts); ``forward``
             then also receives ``_from=`` (the input context).
@@ -174,7 +191,7 @@ def _error(op: OpDef, e: Exception, inputs, attrs) -> Exception:
         infer_avals(op, inputs, {k: v for k, v in attrs.items() if k != "ctx"})
     except (ValueError, TypeError, IndexError) as clear:
         return clear
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - a broken rule must not hide the real error
         pass
     msg = f"{op.name}: {e} ({describe(inputs, attrs)})"
     if isinstance(e, TypeError):
@@ -228,7 +245,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
         in_ctx = ctx if ctx is not None else current_context()
     xp = in_ctx.xp
     if convert:
-        raw = [r if (r is None or isinstance(r, _SCALARS) or isinstance(r, xp.ndarray))
+        raw = [r if (r is None or isinstance(r, (*_SCALARS, xp.ndarray)))
                else _to_array(op, xp, r) for r in raw]
     if op.needs_ctx:
         attrs = dict(attrs, ctx=in_ctx)
@@ -242,7 +259,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
         else:
             with in_ctx.device_guard():
                 out = op.forward(xp, *raw, **attrs)
-    except Exception as e:  # noqa: BLE001 - every failure is re-raised with the op's name
+    except Exception as e:
         raise _error(op, e, inputs, attrs) from e
     if type(out) is tuple:
         outs = tuple(_wrap(o, out_ctx, out_ctx.xp) for o in out)
@@ -274,7 +291,7 @@ def _wrap(o, ctx, xp):
 def _to_array(op, xp, r):
     try:
         return xp.asarray(r.asnumpy() if isinstance(r, NDArray) else r)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any failure means "not array-like"
         raise TypeError(f"{op.name}: cannot convert input of type {type(r).__name__} "
                         f"to an array ({e})") from None
 

@@ -193,9 +193,8 @@ def test_in_place_on_recorded_intermediate_works():
 
 def test_in_place_on_leaf_while_recording_is_an_error():
     x = _var([1.0])
-    with autograd.record():
-        with pytest.raises(RuntimeError, match="attach_grad"):
-            x += 1
+    with autograd.record(), pytest.raises(RuntimeError, match="attach_grad"):
+        x += 1
 
 
 def test_mutating_a_saved_array_before_backward_is_an_error():

@@ -144,7 +144,7 @@ def _conv_vjp(c, g):
     return gx, gw, gb
 
 
-@defop("Convolution", infer=_conv_infer, vjp=_conv_vjp, inputs=("data", "weight", "bias?"),
+@defop("Convolution", save="inputs", infer=_conv_infer, vjp=_conv_vjp, inputs=("data", "weight", "bias?"),
        attrs=_CONV_ATTRS, nd=("Convolution", "convolution"))
 def _convolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),
                  num_filter=0, num_group=1, workspace=1024, no_bias=False, cudnn_tune=None,
@@ -194,7 +194,7 @@ def _grad_data_vjp(c, h):
     return d_gy, d_w
 
 
-@defop("_conv_grad_data", infer=_grad_data_infer, vjp=_grad_data_vjp, inputs=("g", "weight"),
+@defop("_conv_grad_data", save="inputs", infer=_grad_data_infer, vjp=_grad_data_vjp, inputs=("g", "weight"),
        attrs=dict(_INNER_ATTRS, data_shape=()))
 def _conv_grad_data(xp, g, weight, kernel=(), stride=(), dilate=(), pad=(), num_group=1,
                     layout=None, data_shape=()):
@@ -231,7 +231,7 @@ def _grad_weight_vjp(c, h):
     return d_x, d_gy
 
 
-@defop("_conv_grad_weight", infer=_grad_weight_infer, vjp=_grad_weight_vjp,
+@defop("_conv_grad_weight", save="inputs", infer=_grad_weight_infer, vjp=_grad_weight_vjp,
        inputs=("data", "g"), attrs=dict(_INNER_ATTRS, weight_shape=()))
 def _conv_grad_weight(xp, data, g, kernel=(), stride=(), dilate=(), pad=(), num_group=1,
                       layout=None, weight_shape=()):
@@ -285,7 +285,7 @@ def _deconv_vjp(c, g):
     return gx, gw, gb
 
 
-@defop("Deconvolution", infer=_deconv_infer, vjp=_deconv_vjp,
+@defop("Deconvolution", save="inputs", infer=_deconv_infer, vjp=_deconv_vjp,
        inputs=("data", "weight", "bias?"), attrs=_DECONV_ATTRS,
        nd=("Deconvolution", "deconvolution"))
 def _deconvolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
 
 import numpy as np
 

@@ -1,7 +1,8 @@
 """Rows for the broadcasting binary operators and where (core/ops/binary.py)."""
 import numpy as np
 
-from core import nd, np as knp
+from core import nd
+from core import np as knp
 
 from .op_db import BINARY_SHAPES, OpSpec, Sample, away_from, binary_samples, positive, rand
 

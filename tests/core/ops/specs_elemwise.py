@@ -2,7 +2,8 @@
 import numpy as np
 import scipy.special as sp
 
-from core import nd, np as knp
+from core import nd
+from core import np as knp
 
 from .op_db import OpSpec, Sample, away_from, positive, rand, unary_samples
 

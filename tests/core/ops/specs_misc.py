@@ -2,7 +2,8 @@
 import numpy as np
 
 import core
-from core import nd, np as knp
+from core import nd
+from core import np as knp
 
 from .op_db import OpSpec, Sample, np_dtype, rand
 

@@ -127,6 +127,6 @@ def test_gradients(spec_id):
     for sample in spec.samples(rng, "float64"):
         if not any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in sample.args):
             continue
-        check_numeric_gradient(lambda *xs: spec.call(*xs, **sample.kwargs), sample.args,
+        check_numeric_gradient(lambda *xs, kw=sample.kwargs: spec.call(*xs, **kw), sample.args,
                                diff=sample.diff, eps=spec.grad_eps, rtol=spec.grad_rtol,
                                atol=spec.grad_atol)
