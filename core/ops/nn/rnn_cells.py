@@ -13,11 +13,11 @@ and a backward through time:
   one ``(N, G*H) @ (G*H, H)`` product; the weight gradients are then single large
   products over all steps (done by the caller).
 
-Conventions. Gates are activated with whole-row operations, which NumPy runs much
-faster than the same operations on column slices: one ``tanh`` over all gates of a
-step, then ``* scale + shift`` turns the sigmoid gates' values into sigmoids, since
-``sigmoid(z) = (1 + tanh(z / 2)) / 2`` (the sigmoid gates' weights and biases are
-halved up front, which is exact). Gates stay in MXNet's order (LSTM i, f, g, o; GRU
+Conventions. Sigmoids are computed as ``sigmoid(z) = (1 + tanh(z / 2)) / 2``, with
+the sigmoid gates' weights and biases halved up front (exact). LSTM gates are
+activated with whole-row operations, which NumPy runs much faster than the same
+operations on column slices: one ``tanh`` over all four gates of a step, then
+``* scale + shift`` on the whole row turns the sigmoid gates' values into sigmoids. Gates stay in MXNet's order (LSTM i, f, g, o; GRU
 r, z, n). The GRU backward buffer holds (n, r, z, Mnh) so that the input-side
 gradient (n, r, z) and the hidden-side gradient (r, z, Mnh) are both contiguous
 column ranges; ``order`` tuples give, for each block of such a buffer, MXNet's block
