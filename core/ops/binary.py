@@ -16,13 +16,15 @@ def _binary_infer(name, ufunc):
 
 
 def _red(c, i, g):
-    """Gradient ``g`` reduced to input ``i``'s shape and dtype (None for scalars)."""
+    """Gradient ``g`` reduced to input ``i``'s shape and dtype.
+
+    None for scalars, for integer and boolean inputs, and for inputs that need no
+    gradient; ``g`` may be a function computing the gradient, called only if needed.
+    """
     m = c.node.in_meta[i]
-    if m is None:
+    if m is None or c.node.parents[i] is None or m[1].kind not in "fc":
         return None
-    if m[1].kind not in "fc":  # integer and boolean inputs get no gradient
-        return None
-    return sum_to(g, m[0], m[1])
+    return sum_to(g() if callable(g) else g, m[0], m[1])
 
 
 def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True):
@@ -45,14 +47,15 @@ def _mx(name):
 _binary("add", numpy.add, lambda c, g: (_red(c, 0, g), _red(c, 1, g)), save=False,
         nd=("add", "broadcast_add", "broadcast_plus", "elemwise_add", "plus"),
         doc="a + b with broadcasting.")
-_binary("subtract", numpy.subtract, lambda c, g: (_red(c, 0, g), _red(c, 1, -g)), save=False,
+_binary("subtract", numpy.subtract, lambda c, g: (_red(c, 0, g), _red(c, 1, lambda: -g)), save=False,
         nd=("subtract", "broadcast_sub", "broadcast_minus", "elemwise_sub", "minus"),
         doc="a - b with broadcasting.")
 _binary("multiply", numpy.multiply,
-        lambda c, g: (_red(c, 0, g * c.inputs[1]), _red(c, 1, g * c.inputs[0])),
+        lambda c, g: (_red(c, 0, lambda: g * c.inputs[1]), _red(c, 1, lambda: g * c.inputs[0])),
         nd=("multiply", "broadcast_mul", "elemwise_mul"), doc="a * b with broadcasting.")
 _binary("divide", numpy.true_divide,
-        lambda c, g: (_red(c, 0, g / c.inputs[1]), _red(c, 1, -g * c.out / c.inputs[1])),
+        lambda c, g: (_red(c, 0, lambda: g / c.inputs[1]),
+                      _red(c, 1, lambda: -g * c.out / c.inputs[1])),
         nd=("divide", "broadcast_div", "elemwise_div"), np=("divide", "true_divide"),
         doc="a / b (true division) with broadcasting.")
 _binary("floor_divide", numpy.floor_divide,
@@ -82,13 +85,13 @@ _binary("power", numpy.power, _power_vjp, nd=("power", "broadcast_power"),
 def _max_vjp(c, g):
     a, b = c.inputs
     m = a >= b
-    return _red(c, 0, g * m), _red(c, 1, g * F.logical_not(m))
+    return _red(c, 0, lambda: g * m), _red(c, 1, lambda: g * F.logical_not(m))
 
 
 def _min_vjp(c, g):
     a, b = c.inputs
     m = a <= b
-    return _red(c, 0, g * m), _red(c, 1, g * F.logical_not(m))
+    return _red(c, 0, lambda: g * m), _red(c, 1, lambda: g * F.logical_not(m))
 
 
 _binary("maximum", numpy.maximum, _max_vjp, nd=_mx("maximum"),
@@ -143,7 +146,8 @@ def _where_infer(cond, x, y, **_):
 def _where_vjp(c, g):
     cond = c.inputs[0]
     zero = F.zeros_like(g)
-    return (None, _red(c, 1, F.where(cond, g, zero)), _red(c, 2, F.where(cond, zero, g)))
+    return (None, _red(c, 1, lambda: F.where(cond, g, zero)),
+            _red(c, 2, lambda: F.where(cond, zero, g)))
 
 
 @defop("where", infer=_where_infer, inputs=("condition", "x", "y"), nd=("where",),
