@@ -179,6 +179,18 @@ def record_op(op, inputs, raw, attrs, outs):
 _MISSING = object()
 
 
+_NDARRAY = None
+
+
+def _ndarray_class():
+    global _NDARRAY
+    if _NDARRAY is None:
+        from .ndarray import NDArray
+
+        _NDARRAY = NDArray
+    return _NDARRAY
+
+
 class VjpContext:
     """What a VJP rule sees of the forward call."""
 
@@ -210,17 +222,13 @@ class VjpContext:
     def inputs(self):
         """The forward inputs as NDArrays (connected to the graph under create_graph)."""
         if self._inputs is None:
-            from .ndarray import NDArray
-
+            make = _ndarray_class()._make
             n = self.node
             ctx = n.ctx
-            ins = []
-            for d, p in zip(n.in_data, n.parents):
-                if hasattr(d, "shape") and hasattr(d, "dtype"):
-                    ins.append(NDArray._make(d, ctx, p if self.create_graph else None))
-                else:
-                    ins.append(d)
-            self._inputs = tuple(ins)
+            keep = self.create_graph
+            self._inputs = tuple(
+                d if m is None else make(d, ctx, p if keep else None)
+                for d, p, m in zip(n.in_data, n.parents, n.in_meta))
         return self._inputs
 
     @property
@@ -311,23 +319,29 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
         for node in _toposort(head_nodes):
             if not isinstance(node, Node):
                 continue
-            gs = [grads.pop((id(node), i), None) for i in range(len(node.out_meta))]
+            n_out = len(node.out_meta)
+            if n_out == 1:
+                gs = (grads.pop((id(node), 0), None),)
+                if gs[0] is None:
+                    continue
+            else:
+                gs = [grads.pop((id(node), i), None) for i in range(n_out)]
+                if all(g is None for g in gs):
+                    continue
             if targets is not None:
                 for i, g in enumerate(gs):
                     if (id(node), i) in targets and g is not None:
                         targets[(id(node), i)] = g
-            if all(g is None for g in gs):
-                continue
             if node.freed:
                 raise RuntimeError(
                     f"backward: the graph through operator {node.op.name!r} was already "
                     "freed by an earlier backward; pass retain_graph=True to the first "
                     "backward to go through it twice")
             _check_versions(node)
-            ctx_arr = _first_ctx(gs)
-            if len(gs) == 1:
+            if n_out == 1:
                 g = gs[0]
             else:
+                ctx_arr = _first_ctx(gs)
                 g = tuple(x if x is not None else NDArray._make(
                     ctx_arr.xp.zeros(s, d), ctx_arr, None) for x, (s, d) in zip(gs, node.out_meta))
             in_grads = node.op.vjp(VjpContext(node, create_graph), g)
