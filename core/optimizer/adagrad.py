@@ -1,0 +1,307 @@
+"""Per-coordinate adaptive rates from accumulated squared gradients: AdaGrad, AdaDelta,
+RMSProp (Tieleman and Hinton's, and Graves' centered version).
+
+Each update rule is a function over raw ``xp`` arrays that writes the weight and its
+accumulators in place; the fused CuPy kernel that replaces it on GPU is declared right
+under it. Everything is computed in float32 (float64 for float64 weights).
+"""
+from __future__ import annotations
+
+from .optimizer import (
+    CLIP_GRAD,
+    Optimizer,
+    array_module,
+    compute_dtype,
+    launch,
+    per_index,
+    raw,
+    register,
+    scaled_grad,
+    use_kernel,
+    zeros_state,
+)
+
+__all__ = ["AdaDelta", "AdaGrad", "RMSProp"]
+
+# Clip a weight in CUDA (bound < 0: no clipping).
+_CLIP_WEIGHT = ("if (clip_weights >= 0) { ww = ww > clip_weights ? clip_weights :"
+                " (ww < -clip_weights ? -clip_weights : ww); }")
+
+
+def adagrad_update(w, g, hist, lr, wd, eps, rescale, clip):
+    """``d = clip(rescale * g); hist += d * d; w -= lr * (d / sqrt(hist + eps) + wd * w)``."""
+    if use_kernel(w):
+        return launch(_ADAGRAD_KERNEL, w, (g,), (lr, wd, eps, rescale, clip), (w, hist))
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct)
+    hist += t * t
+    den = xp.add(hist, ct.type(eps), dtype=ct)
+    xp.sqrt(den, out=den)
+    t /= den
+    if wd:
+        t += xp.multiply(w, ct.type(wd), dtype=ct)
+    t *= lr
+    w -= t
+    return None
+
+
+_ADAGRAD_KERNEL = (
+    "G g, T lr, T wd, T eps, T rescale, T clip", "P w, P hist",
+    "T gr = rescale * (T)g; " + CLIP_GRAD +
+    " T hh = (T)hist + gr * gr; hist = (P)hh;"
+    " w = (P)((T)w - lr * (gr / sqrt(hh + eps) + wd * (T)w));",
+    "kb_adagrad_update")
+
+
+def adadelta_update(w, g, acc_g, acc_delta, wd, rho, eps, rescale, clip):
+    """``d = clip(rescale * g); acc_g = rho * acc_g + (1 - rho) * d * d;
+    delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * d;
+    acc_delta = rho * acc_delta + (1 - rho) * delta * delta; w -= delta + wd * w``."""
+    if use_kernel(w):
+        return launch(_ADADELTA_KERNEL, w, (g,), (wd, rho, eps, rescale, clip),
+                      (w, acc_g, acc_delta))
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct)
+    acc_g *= rho
+    acc_g += t * t * (1.0 - rho)
+    num = xp.add(acc_delta, ct.type(eps), dtype=ct)
+    xp.sqrt(num, out=num)
+    den = xp.add(acc_g, ct.type(eps), dtype=ct)
+    xp.sqrt(den, out=den)
+    num /= den
+    num *= t  # delta
+    acc_delta *= rho
+    acc_delta += num * num * (1.0 - rho)
+    if wd:
+        num += xp.multiply(w, ct.type(wd), dtype=ct)
+    w -= num
+    return None
+
+
+_ADADELTA_KERNEL = (
+    "G g, T wd, T rho, T eps, T rescale, T clip", "P w, P acc_g, P acc_delta",
+    "T gr = rescale * (T)g; " + CLIP_GRAD +
+    " T ag = rho * (T)acc_g + (1 - rho) * gr * gr;"
+    " T d = sqrt((T)acc_delta + eps) / sqrt(ag + eps) * gr;"
+    " T ad = rho * (T)acc_delta + (1 - rho) * d * d;"
+    " acc_g = (P)ag; acc_delta = (P)ad; w = (P)((T)w - d - wd * (T)w);",
+    "kb_adadelta_update")
+
+
+def rmsprop_update(w, g, n, lr, wd, gamma1, eps, rescale, clip, clip_weights):
+    """``d = clip(rescale * g + wd * w); n = (1 - gamma1) * d * d + gamma1 * n;
+    w = clip_w(w - lr * d / sqrt(n + eps))``."""
+    if use_kernel(w):
+        return launch(_RMSPROP_KERNEL, w, (g,),
+                      (lr, wd, gamma1, eps, rescale, clip, clip_weights), (w, n))
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct, w, wd)
+    n *= gamma1
+    n += t * t * (1.0 - gamma1)
+    den = xp.add(n, ct.type(eps), dtype=ct)
+    xp.sqrt(den, out=den)
+    t /= den
+    t *= lr
+    w -= t
+    if clip_weights >= 0:
+        xp.clip(w, -clip_weights, clip_weights, out=w)
+    return None
+
+
+_RMSPROP_KERNEL = (
+    "G g, T lr, T wd, T gamma1, T eps, T rescale, T clip, T clip_weights", "P w, P n",
+    "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
+    " T nn = (1 - gamma1) * gr * gr + gamma1 * (T)n; n = (P)nn;"
+    " T ww = (T)w - lr * gr / sqrt(nn + eps); " + _CLIP_WEIGHT + " w = (P)ww;",
+    "kb_rmsprop_update")
+
+
+def rmspropalex_update(w, g, n, gbar, delta, lr, wd, gamma1, gamma2, eps, rescale, clip,
+                       clip_weights):
+    """Centered RMSProp (Graves): ``d = clip(rescale * g + wd * w);
+    n = (1 - gamma1) * d * d + gamma1 * n; gbar = (1 - gamma1) * d + gamma1 * gbar;
+    delta = gamma2 * delta - lr * d / sqrt(n - gbar * gbar + eps); w = clip_w(w + delta)``."""
+    if use_kernel(w):
+        return launch(_RMSPROPALEX_KERNEL, w, (g,),
+                      (lr, wd, gamma1, gamma2, eps, rescale, clip, clip_weights),
+                      (w, n, gbar, delta))
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct, w, wd)
+    n *= gamma1
+    n += t * t * (1.0 - gamma1)
+    gbar *= gamma1
+    gbar += t * (1.0 - gamma1)
+    den = xp.multiply(gbar, gbar, dtype=ct)
+    xp.subtract(n, den, out=den)
+    den += eps
+    xp.sqrt(den, out=den)
+    t /= den
+    t *= lr
+    delta *= gamma2
+    delta -= t
+    w += delta
+    if clip_weights >= 0:
+        xp.clip(w, -clip_weights, clip_weights, out=w)
+    return None
+
+
+_RMSPROPALEX_KERNEL = (
+    "G g, T lr, T wd, T gamma1, T gamma2, T eps, T rescale, T clip, T clip_weights",
+    "P w, P n, P gbar, P delta",
+    "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
+    " T nn = (1 - gamma1) * gr * gr + gamma1 * (T)n;"
+    " T gb = (1 - gamma1) * gr + gamma1 * (T)gbar;"
+    " T dd = gamma2 * (T)delta - lr * gr / sqrt(nn - gb * gb + eps);"
+    " n = (P)nn; gbar = (P)gb; delta = (P)dd;"
+    " T ww = (T)w + dd; " + _CLIP_WEIGHT + " w = (P)ww;",
+    "kb_rmspropalex_update")
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad (Duchi et al.): per-coordinate rates from the sum of squared gradients.
+
+    ::
+
+        g = clip(rescale_grad * grad, clip_gradient)
+        history += g * g
+        weight -= lr * (g / sqrt(history + eps) + wd * weight)
+
+    The state is ``history``.
+
+    Args:
+        eps: added to the history under the square root.
+        **kwargs: the arguments of :class:`Optimizer`.
+
+    Example:
+        >>> from core import nd, optimizer
+        >>> opt = optimizer.AdaGrad(learning_rate=0.1, eps=0.0)
+        >>> w = nd.array([1.0])
+        >>> opt.update(0, w, nd.array([4.0]), opt.create_state(0, w))
+        >>> round(w.item(), 6)
+        0.9
+    """
+
+    def __init__(self, eps: float = 1e-7, **kwargs):
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        return zeros_state(weight)
+
+    @per_index
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        w, g = raw(self, weight, grad)
+        with weight.context.device_guard():
+            adagrad_update(w, g, state._data, lr, wd, self.float_stable_eps,
+                           self.rescale_grad, self._clip())
+        weight._version += 1
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (Zeiler): no learning rate, step sizes from running averages.
+
+    ::
+
+        g = clip(rescale_grad * grad, clip_gradient)
+        acc_g = rho * acc_g + (1 - rho) * g * g
+        delta = sqrt(acc_delta + epsilon) / sqrt(acc_g + epsilon) * g
+        acc_delta = rho * acc_delta + (1 - rho) * delta * delta
+        weight -= delta + wd * weight
+
+    The learning rate is not used (as in MXNet). The state is ``(acc_g, acc_delta)``.
+
+    Args:
+        rho: decay of both running averages.
+        epsilon: added under both square roots.
+        **kwargs: the arguments of :class:`Optimizer`.
+    """
+
+    def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (zeros_state(weight), zeros_state(weight))
+
+    @per_index
+    def update(self, index, weight, grad, state):
+        wd = self._get_wd(index)
+        self._update_count(index)
+        w, g = raw(self, weight, grad)
+        acc_g, acc_delta = state
+        with weight.context.device_guard():
+            adadelta_update(w, g, acc_g._data, acc_delta._data, wd, self.rho, self.epsilon,
+                            self.rescale_grad, self._clip())
+        weight._version += 1
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp: Tieleman and Hinton's (``centered=False``) or Graves' centered version.
+
+    Not centered (state ``(n,)``)::
+
+        g = clip(rescale_grad * grad + wd * weight, clip_gradient)
+        n = (1 - gamma1) * g * g + gamma1 * n
+        weight = weight - lr * g / sqrt(n + epsilon)
+
+    Centered (state ``(n, gbar, delta)``)::
+
+        n = (1 - gamma1) * g * g + gamma1 * n
+        gbar = (1 - gamma1) * g + gamma1 * gbar
+        delta = gamma2 * delta - lr * g / sqrt(n - gbar * gbar + epsilon)
+        weight = weight + delta
+
+    Args:
+        learning_rate: the step size.
+        gamma1: decay of the moving averages.
+        gamma2: the momentum of the centered version.
+        epsilon: added under the square root.
+        centered: use Graves' centered version.
+        clip_weights: clip the weights to ``[-clip_weights, clip_weights]`` after each
+            update (None or a value <= 0: no clipping).
+        **kwargs: the arguments of :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate: float = 0.001, gamma1: float = 0.9, gamma2: float = 0.9,
+                 epsilon: float = 1e-8, centered: bool = False,
+                 clip_weights: float | None = None, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.centered = centered
+        self.epsilon = epsilon
+        self.clip_weights = clip_weights
+
+    def create_state(self, index, weight):
+        if self.centered:
+            return (zeros_state(weight), zeros_state(weight), zeros_state(weight))
+        return (zeros_state(weight),)
+
+    @per_index
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        cw = self.clip_weights
+        cw = float(cw) if cw is not None and cw > 0 else -1.0
+        w, g = raw(self, weight, grad)
+        with weight.context.device_guard():
+            if self.centered:
+                n, gbar, delta = state
+                rmspropalex_update(w, g, n._data, gbar._data, delta._data, lr, wd,
+                                   self.gamma1, self.gamma2, self.epsilon, self.rescale_grad,
+                                   self._clip(), cw)
+            else:
+                (n,) = state
+                rmsprop_update(w, g, n._data, lr, wd, self.gamma1, self.epsilon,
+                               self.rescale_grad, self._clip(), cw)
+        weight._version += 1
