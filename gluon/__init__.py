@@ -1,10 +1,61 @@
-"""gluon: MXNet Gluon 1.x compatible Block API on top of ``core``.
+"""gluon: the MXNet Gluon 1.x compatible Block API on top of ``core``.
 
-This package will hold ``Block``/``HybridBlock``/``SymbolBlock``, ``Parameter`` and
-deferred initialization, the layers in ``nn`` and ``rnn``, losses, ``Trainer``,
-``data`` (Dataset, DataLoader), ``model_zoo``, metrics and ``utils``
-(``split_and_load``, ``clip_global_norm``); see DESIGN.md. They arrive in later
-work: for now the package is an empty skeleton that imports without error.
+``Block``/``HybridBlock`` (``block``), ``Parameter``/``ParameterDict``/``Constant``
+(``parameter``), the containers ``Sequential``/``HybridSequential``/``Lambda``/
+``HybridLambda`` (``containers``, re-exported by ``gluon.nn``), initializers
+(``init``, the same as ``core.initializer``) and ``utils`` (``split_and_load``,
+``clip_global_norm``). The layer, loss, trainer, data and model-zoo submodules
+(``gluon.nn``, ``gluon.rnn``, ``gluon.loss``, ``gluon.Trainer``, ``gluon.data``,
+``gluon.model_zoo``, ``gluon.metric``, ``gluon.contrib``) are imported on first
+access, so an unfinished one never breaks ``import gluon``. SymbolBlock arrives with
+symbolic mode.
+
+Example:
+    >>> import gluon
+    >>> from core import nd
+    >>> net = gluon.HybridSequential(prefix="net_")
+    >>> with net.name_scope():
+    ...     net.add(gluon.HybridLambda("relu"))
+    >>> net(nd.array([-1.0, 1.0])).asnumpy().tolist()
+    [0.0, 1.0]
 """
+import importlib
 
-__all__: list = []
+from . import block, containers, init, parameter, utils
+from .block import Block, HybridBlock
+from .containers import HybridLambda, HybridSequential, Lambda, Sequential
+from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
+
+__all__ = [
+    "Block",
+    "Constant",
+    "DeferredInitializationError",
+    "HybridBlock",
+    "HybridLambda",
+    "HybridSequential",
+    "Lambda",
+    "Parameter",
+    "ParameterDict",
+    "Sequential",
+    "block",
+    "containers",
+    "init",
+    "parameter",
+    "utils",
+]
+
+_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "contrib", "metric", "trainer")
+
+
+def __getattr__(name: str):
+    module = "trainer" if name == "Trainer" else name
+    if module in _LAZY_MODULES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{module}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{module}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r} "
+                                 f"(gluon.{module} does not exist yet)") from None
+        return mod.Trainer if name == "Trainer" else mod
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,221 @@
+"""Data-parallel helpers (MXNet's ``gluon.utils``): splitting a batch over contexts
+and clipping gradients by their global norm; plus the forward-hook handle.
+
+Example:
+    >>> import numpy
+    >>> from core import cpu
+    >>> from gluon.utils import split_and_load
+    >>> parts = split_and_load(numpy.zeros((4, 3)), [cpu(0), cpu(1)])
+    >>> [(p.shape, p.context) for p in parts]
+    [((2, 3), cpu(0)), ((2, 3), cpu(1))]
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+import weakref
+from collections.abc import Sequence
+
+import numpy
+
+from core import autograd, nd
+from core.context import Context, as_context
+from core.ndarray import NDArray
+
+__all__ = ["HookHandle", "clip_global_norm", "shape_is_known", "split_and_load", "split_data"]
+
+
+def split_data(data: NDArray, num_slice: int, batch_axis: int = 0,
+               even_split: bool = True) -> list:
+    """Split an NDArray into ``num_slice`` slices along ``batch_axis``.
+
+    Args:
+        data: the array to split.
+        num_slice: the number of slices.
+        batch_axis: the axis to split along.
+        even_split: require the axis length to be a multiple of ``num_slice``; with
+            False, the first slices get one element more.
+
+    Returns:
+        A list of ``num_slice`` NDArrays (on ``data``'s context).
+
+    Raises:
+        ValueError: when the data cannot be split as asked.
+
+    Example:
+        >>> from core import nd
+        >>> from gluon.utils import split_data
+        >>> [s.shape for s in split_data(nd.zeros((5, 2)), 2, even_split=False)]
+        [(3, 2), (2, 2)]
+    """
+    if not isinstance(num_slice, int) or num_slice < 1:
+        raise ValueError(f"split_data: num_slice must be a positive int, got {num_slice!r}")
+    ndim = len(data.shape)
+    if not -ndim <= batch_axis < ndim:
+        raise ValueError(f"split_data: batch_axis={batch_axis} is out of range for data of "
+                         f"shape {tuple(data.shape)}")
+    axis = batch_axis % ndim
+    size = data.shape[axis]
+    if even_split and size % num_slice != 0:
+        raise ValueError(
+            f"data with shape {tuple(data.shape)} cannot be evenly split into {num_slice} "
+            f"slices along axis {batch_axis}. Use a batch size that's multiple of "
+            f"{num_slice} or set even_split=False to allow uneven partitioning of data.")
+    if size < num_slice:
+        raise ValueError(f"Too many slices for data with shape {tuple(data.shape)}. Arguments "
+                         f"are num_slice={num_slice} and batch_axis={batch_axis}.")
+    step, extras = divmod(size, num_slice)
+    sizes = [step + 1] * extras + [step] * (num_slice - extras)
+    bounds = [0, *itertools.accumulate(sizes)]
+    if num_slice == 1:
+        return [data]
+    lead = (slice(None),) * axis
+    return [data[(*lead, slice(bounds[i], bounds[i + 1]))] for i in range(num_slice)]
+
+
+def split_and_load(data, ctx_list: Sequence[Context], batch_axis: int = 0,
+                   even_split: bool = True) -> list:
+    """Split ``data`` along ``batch_axis`` and put slice ``i`` on ``ctx_list[i]``.
+
+    Args:
+        data: an NDArray, or anything ``nd.array`` takes (a NumPy array becomes float32,
+            as in MXNet).
+        ctx_list: the contexts, one per slice.
+        batch_axis: the axis to split along.
+        even_split: require the axis length to be a multiple of ``len(ctx_list)``.
+
+    Returns:
+        A list of NDArrays, slice ``i`` on ``ctx_list[i]``.
+
+    Example:
+        >>> from core import nd, cpu
+        >>> from gluon.utils import split_and_load
+        >>> parts = split_and_load(nd.arange(6).reshape(3, 2), [cpu(0), cpu(1)],
+        ...                        even_split=False)
+        >>> [p.asnumpy().tolist() for p in parts]
+        [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0]]]
+    """
+    if isinstance(ctx_list, (Context, str)):
+        ctx_list = [ctx_list]
+    ctx_list = [as_context(c) for c in ctx_list]
+    if not ctx_list:
+        raise ValueError("split_and_load: ctx_list is empty; give at least one context")
+    if not isinstance(data, NDArray):
+        data = nd.array(data, ctx=ctx_list[0])
+    if len(ctx_list) == 1:
+        return [data.as_in_context(ctx_list[0])]
+    slices = split_data(data, len(ctx_list), batch_axis, even_split)
+    return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
+
+
+def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
+                     check_isfinite: bool = True):
+    """Rescale ``arrays`` in place so that their joint L2 norm is at most ``max_norm``.
+
+    Args:
+        arrays: NDArrays (typically gradients), on any contexts.
+        max_norm: the largest allowed global norm.
+        check_isfinite: warn when the norm is NaN or infinite; the norm is then
+            returned as a Python float. With False, nothing synchronizes and the norm
+            is returned as a 1-element NDArray (as MXNet does).
+
+    Returns:
+        The global norm before clipping (float, or NDArray when ``check_isfinite`` is
+        False).
+
+    Example:
+        >>> from core import nd
+        >>> from gluon.utils import clip_global_norm
+        >>> a, b = nd.array([3.0, 0.0]), nd.array([4.0])
+        >>> clip_global_norm([a, b], 1.0)
+        5.0
+        >>> a.asnumpy().tolist(), b.asnumpy().tolist()
+        ([0.6000000238418579, 0.0], [0.800000011920929])
+    """
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("clip_global_norm: arrays is empty")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, NDArray):
+            raise TypeError(f"clip_global_norm: arrays[{i}] must be an NDArray, got "
+                            f"{type(a).__name__}")
+    ctx = arrays[0].context
+    with autograd.pause():
+        total = None
+        for a in arrays:
+            x = a.reshape((-1,)).astype("float32", copy=False)
+            sq = nd.sum(x * x).as_in_context(ctx)
+            total = sq if total is None else total + sq
+        total_norm = nd.sqrt(total).reshape((1,))
+        if check_isfinite:
+            value = float(total_norm.asscalar())
+            if not math.isfinite(value):
+                warnings.warn(UserWarning("nan or inf is detected. Clipping results will be "
+                                          "undefined."), stacklevel=2)
+        scale = nd.minimum(max_norm / (total_norm + 1e-8), 1.0)
+        for a in arrays:
+            a *= scale.as_in_context(a.context).astype(a.dtype, copy=False)
+    return value if check_isfinite else total_norm
+
+
+def shape_is_known(shape) -> bool:
+    """Whether every dimension of ``shape`` is known (None, 0 and -1 mark unknown ones).
+
+    Example:
+        >>> from gluon.utils import shape_is_known
+        >>> shape_is_known((3, 4)), shape_is_known((3, 0)), shape_is_known(None)
+        (True, False, False)
+    """
+    if shape is None:
+        return False
+    return all(isinstance(d, (int, numpy.integer)) and d > 0 for d in shape)
+
+
+def _indent(s: str, num_spaces: int) -> str:
+    """Indent every line of ``s`` but the first by ``num_spaces`` spaces."""
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * num_spaces + line for line in lines[1:])
+
+
+def _brief_print_list(lst, limit: int = 7) -> str:
+    """``'a', 'b', ..., 'z'``: a list shown with at most ``limit`` items."""
+    lst = list(lst)
+    if len(lst) > limit:
+        return _brief_print_list(lst[:limit // 2], limit) + ", ..., " + \
+            _brief_print_list(lst[-limit // 2:], limit)
+    return ", ".join(f"'{x}'" for x in lst)
+
+
+class HookHandle:
+    """The handle returned when registering a hook; ``detach()`` removes the hook.
+
+    Also a context manager that detaches on exit.
+    """
+
+    _ids = itertools.count()
+
+    def __init__(self):
+        self._hooks_dict_ref = None
+        self._id = None
+
+    def attach(self, hooks_dict: dict, hook) -> None:
+        if self._hooks_dict_ref is not None:
+            raise RuntimeError("HookHandle: the handle is already attached to a hook")
+        self._id = next(HookHandle._ids)
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = weakref.ref(hooks_dict)
+
+    def detach(self) -> None:
+        """Remove the hook (no effect if it was removed already)."""
+        hooks = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
+        if hooks is not None and self._id in hooks:
+            del hooks[self._id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.detach()
