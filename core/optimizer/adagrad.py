@@ -23,7 +23,8 @@ from .optimizer import (
 
 __all__ = ["AdaDelta", "AdaGrad", "RMSProp"]
 
-# Clip a weight in CUDA (bound < 0: no clipping).
+# Clip a weight in CUDA (bound < 0: no clipping). Kernel parameters avoid CuPy's reserved
+# names (``i``, ``n`` and names starting with ``_``).
 _CLIP_WEIGHT = ("if (clip_weights >= 0) { ww = ww > clip_weights ? clip_weights :"
                 " (ww < -clip_weights ? -clip_weights : ww); }")
 
@@ -112,9 +113,9 @@ def rmsprop_update(w, g, n, lr, wd, gamma1, eps, rescale, clip, clip_weights):
 
 
 _RMSPROP_KERNEL = (
-    "G g, T lr, T wd, T gamma1, T eps, T rescale, T clip, T clip_weights", "P w, P n",
+    "G g, T lr, T wd, T gamma1, T eps, T rescale, T clip, T clip_weights", "P w, P sq",
     "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
-    " T nn = (1 - gamma1) * gr * gr + gamma1 * (T)n; n = (P)nn;"
+    " T nn = (1 - gamma1) * gr * gr + gamma1 * (T)sq; sq = (P)nn;"
     " T ww = (T)w - lr * gr / sqrt(nn + eps); " + _CLIP_WEIGHT + " w = (P)ww;",
     "kb_rmsprop_update")
 
@@ -151,12 +152,12 @@ def rmspropalex_update(w, g, n, gbar, delta, lr, wd, gamma1, gamma2, eps, rescal
 
 _RMSPROPALEX_KERNEL = (
     "G g, T lr, T wd, T gamma1, T gamma2, T eps, T rescale, T clip, T clip_weights",
-    "P w, P n, P gbar, P delta",
+    "P w, P sq, P gbar, P delta",
     "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
-    " T nn = (1 - gamma1) * gr * gr + gamma1 * (T)n;"
+    " T nn = (1 - gamma1) * gr * gr + gamma1 * (T)sq;"
     " T gb = (1 - gamma1) * gr + gamma1 * (T)gbar;"
     " T dd = gamma2 * (T)delta - lr * gr / sqrt(nn - gb * gb + eps);"
-    " n = (P)nn; gbar = (P)gb; delta = (P)dd;"
+    " sq = (P)nn; gbar = (P)gb; delta = (P)dd;"
     " T ww = (T)w + dd; " + _CLIP_WEIGHT + " w = (P)ww;",
     "kb_rmspropalex_update")
 

@@ -51,10 +51,10 @@ def ftrl_update(w, g, z, n, lr, wd, lamda1, beta, rescale, clip):
 
 
 _FTRL_KERNEL = (
-    "G g, T lr, T wd, T lamda1, T beta, T rescale, T clip", "P w, P z, P n",
+    "G g, T lr, T wd, T lamda1, T beta, T rescale, T clip", "P w, P z, P sq",
     "T gr = rescale * (T)g; " + CLIP_GRAD +
-    " T nn = (T)n; T zz = (T)z + gr - (sqrt(nn + gr * gr) - sqrt(nn)) * (T)w / lr;"
-    " nn += gr * gr; z = (P)zz; n = (P)nn; T s = (zz > 0) - (zz < 0);"
+    " T nn = (T)sq; T zz = (T)z + gr - (sqrt(nn + gr * gr) - sqrt(nn)) * (T)w / lr;"
+    " nn += gr * gr; z = (P)zz; sq = (P)nn; T s = (zz > 0) - (zz < 0);"
     " w = (P)(fabs(zz) > lamda1 ? (s * lamda1 - zz) / ((beta + sqrt(nn)) / lr + wd) : 0);",
     "kb_ftrl_update")
 
