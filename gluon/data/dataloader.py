@@ -38,8 +38,10 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import random
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback
 import weakref
@@ -53,7 +55,9 @@ import core
 
 from . import sampler as _sampler
 from .batchify import (
+    _AsNDArray,
     _from_transport,
+    _map_tree,
     _numpy_batchify,
     _to_transport,
     default_batchify_fn,
@@ -69,6 +73,7 @@ __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 MP_START_METHOD: str | None = None
 
 _POLL_S = 1.0  # how often an idle worker checks that its parent is alive
+_SHM_MIN_BYTES = 1 << 18  # arrays at least this large travel through /dev/shm files
 _JOIN_GRACE_S = 2.0  # how long workers get to exit on their own before terminate()
 _FAIL_GRACE_S = 0.2  # the same after an error (a worker may be stuck)
 
@@ -120,7 +125,58 @@ def _error_record(exc: Exception, worker_id: int, index, indices, where: str | N
     }
 
 
-def _run_task(dataset, batchify_fn, worker_id: int, batch_idx: int, indices: list):
+class _ShmArray:
+    """An array a worker wrote to a file in the iterator's /dev/shm directory."""
+
+    __slots__ = ("dtype", "path", "shape")
+
+    def __init__(self, path: str, dtype: numpy.dtype, shape: tuple):
+        self.path, self.dtype, self.shape = path, dtype, shape
+
+    def __reduce__(self):
+        return (_ShmArray, (self.path, self.dtype, self.shape))
+
+
+def _make_shm_dir():
+    """A private directory in /dev/shm (RAM) for the batches of one iteration, or None."""
+    if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
+        return None
+    try:
+        return tempfile.mkdtemp(prefix="kbackend-dataloader-", dir="/dev/shm")
+    except OSError:
+        return None
+
+
+def _array_to_shm(leaf, shm_dir: str):
+    """Worker side: a large array to become an NDArray goes to a /dev/shm file instead of
+    the pipe (one copy each way instead of several); if /dev/shm is full, the pipe."""
+    if not isinstance(leaf, _AsNDArray):
+        return leaf
+    arr = leaf.array
+    if arr.nbytes < _SHM_MIN_BYTES or arr.dtype.kind not in "biuf":
+        return leaf
+    fd, path = tempfile.mkstemp(dir=shm_dir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            numpy.ascontiguousarray(arr).tofile(f)
+    except OSError:  # ENOSPC: /dev/shm is small (64 MiB in a default Docker container)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return leaf
+    return _ShmArray(path, arr.dtype, arr.shape)
+
+
+def _array_from_shm(leaf):
+    """Main side: map a worker's file (removed at once; the mapping keeps the data)."""
+    if not isinstance(leaf, _ShmArray):
+        return leaf
+    arr = numpy.memmap(leaf.path, dtype=leaf.dtype, mode="r", shape=leaf.shape)
+    os.unlink(leaf.path)
+    return _AsNDArray(arr)
+
+
+def _run_task(dataset, batchify_fn, worker_id: int, batch_idx: int, indices: list,
+              shm_dir: str | None = None):
     """One batch in a worker: ``(batch_idx, True, batch)`` or ``(batch_idx, False, error)``."""
     current = None
     try:
@@ -132,6 +188,8 @@ def _run_task(dataset, batchify_fn, worker_id: int, batch_idx: int, indices: lis
             batch = _numpy_batchify(samples)
         else:
             batch = _to_transport(batchify_fn(samples))
+        if shm_dir is not None:
+            batch = _map_tree(batch, lambda leaf: _array_to_shm(leaf, shm_dir))
         return batch_idx, True, batch
     except Exception as e:  # noqa: BLE001 - any error of user code goes to the main process
         where = None if current is not None else "in batchify_fn"
@@ -139,7 +197,7 @@ def _run_task(dataset, batchify_fn, worker_id: int, batch_idx: int, indices: lis
 
 
 def _worker_loop(dataset, batchify_fn, worker_id: int, seed: int, task_conn, result_conn,
-                 parent_pid: int) -> None:
+                 parent_pid: int, shm_dir: str | None) -> None:
     """The body of a worker process: batches for the index lists it receives, until None."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process' business
@@ -158,7 +216,7 @@ def _worker_loop(dataset, batchify_fn, worker_id: int, seed: int, task_conn, res
         if task is None:
             return
         batch_idx, indices = task
-        msg = _run_task(dataset, batchify_fn, worker_id, batch_idx, indices)
+        msg = _run_task(dataset, batchify_fn, worker_id, batch_idx, indices, shm_dir)
         try:
             result_conn.send(msg)  # pickles first: a pickling error sends nothing
         except (EOFError, OSError):
@@ -195,7 +253,7 @@ def _rebuild_error(rec: dict, batch_idx: int) -> Exception:
 
 
 def _shutdown_workers(owner_pid: int, workers: list, task_conns: list, result_conns: list,
-                      grace: float = _JOIN_GRACE_S) -> None:
+                      shm_dir: str | None, grace: float = _JOIN_GRACE_S) -> None:
     """Stop worker processes: ask, wait up to ``grace`` s (draining their pipes), then kill."""
     if os.getpid() != owner_pid:  # a forked child holding a copy of the iterator
         return
@@ -228,6 +286,8 @@ def _shutdown_workers(owner_pid: int, workers: list, task_conns: list, result_co
     for c in list(task_conns) + list(result_conns):
         with contextlib.suppress(OSError):
             c.close()
+    if shm_dir is not None:  # the files of batches nobody received
+        shutil.rmtree(shm_dir, ignore_errors=True)
 
 
 class _MultiWorkerIter:
@@ -249,9 +309,10 @@ class _MultiWorkerIter:
         self._task_conns: list = []
         self._result_conns: list = []
         owner = os.getpid()
+        shm_dir = _make_shm_dir()
         # Registered before the first start, so whatever is started is also stopped.
         self._finalizer = weakref.finalize(self, _shutdown_workers, owner, self._workers,
-                                           self._task_conns, self._result_conns)
+                                           self._task_conns, self._result_conns, shm_dir)
         method = _start_method()
         ctx = multiprocessing.get_context(method)
         if batchify_fn in (default_batchify_fn, default_mp_batchify_fn):
@@ -263,7 +324,7 @@ class _MultiWorkerIter:
                 res_r, res_w = ctx.Pipe(duplex=False)
                 w = ctx.Process(target=_worker_loop, name=f"DataLoaderWorker-{wid}",
                                 args=(dataset, batchify_fn, wid, base_seed + wid, task_r, res_w,
-                                      owner),
+                                      owner, shm_dir),
                                 daemon=True)
                 self._task_conns.append(task_w)
                 self._result_conns.append(res_r)
@@ -372,7 +433,7 @@ class _MultiWorkerIter:
         if not ok:
             self._fail(_rebuild_error(payload, batch_idx))
         self._push_next()
-        return _from_transport(payload)
+        return _from_transport(_map_tree(payload, _array_from_shm))
 
     def shutdown(self, grace: float = _JOIN_GRACE_S) -> None:
         """Stop the workers now (also done at the end of the iteration and on garbage

@@ -34,47 +34,26 @@ import numpy
 import core
 from core import NDArray, nd
 
+from ._image import (
+    _check_image,
+    _saturate,
+    _scale_down,
+    _size_wh,
+    adjust_brightness,
+    adjust_contrast,
+    adjust_hue,
+    adjust_lighting,
+    adjust_saturation,
+    resize,
+)
+
 __all__ = ["Cast", "CenterCrop", "Compose", "CropResize", "Normalize", "RandomApply",
-           "RandomBrightness", "RandomContrast", "RandomFlipLeftRight", "RandomFlipTopBottom",
-           "RandomResizedCrop", "RandomSaturation", "Resize", "ToTensor", "resize"]
-
-_INTERPOLATIONS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 4: "lanczos4"}
-_GRAY = numpy.array([0.299, 0.587, 0.114], numpy.float32)
-
+           "RandomBrightness", "RandomColorJitter", "RandomContrast", "RandomFlipLeftRight",
+           "RandomFlipTopBottom", "RandomHue", "RandomLighting", "RandomResizedCrop",
+           "RandomSaturation", "Resize", "ToTensor", "resize"]
 
 def _rng():
     return core.random.get_generator(core.cpu(0))
-
-
-def _check_image(name: str, x, ndims=(3, 4), layout: str = "(H, W, C)"):
-    if x.ndim not in ndims:
-        batch = "(N, " + layout[1:]
-        raise ValueError(f"{name}: expected an image of shape {layout} or a batch of shape "
-                         f"{batch}, got shape {tuple(x.shape)}")
-
-
-def _size_wh(name: str, size) -> tuple:
-    """``size`` as (width, height): an int is a square."""
-    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
-        size = (int(size), int(size))
-    try:
-        w, h = (int(s) for s in size)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: size must be an int or a (width, height) pair, got "
-                        f"{size!r}") from None
-    if w <= 0 or h <= 0:
-        raise ValueError(f"{name}: size must be positive, got {size!r}")
-    return w, h
-
-
-def _saturate(y: numpy.ndarray, dtype) -> numpy.ndarray:
-    """Cast float results to ``dtype``, clipping to its range for integers (no rounding,
-    as MXNet's image operators do)."""
-    dtype = numpy.dtype(dtype)
-    if dtype.kind in "iu":
-        info = numpy.iinfo(dtype)
-        y = numpy.clip(y, info.min, info.max)
-    return y.astype(dtype)
 
 
 class _Transform:
@@ -272,115 +251,11 @@ class Normalize(_Transform):
             nd.array(std, ctx=x.context, dtype=x.dtype)
 
 
-# ---------------------------------------------------------------------- resizing
-def _cubic(t):
-    # OpenCV's bicubic kernel (A = -0.75) at distance |t|.
-    a = -0.75
-    t = numpy.abs(t)
-    return numpy.where(t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1,
-                       numpy.where(t < 2, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a, 0.0))
-
-
-def _weights(n_in: int, n_out: int, method: str, downscale_area: bool) -> numpy.ndarray:
-    """The (n_out, n_in) interpolation matrix of one axis, following cv2.resize."""
-    scale = n_in / n_out
-    d = numpy.arange(n_out, dtype=numpy.float64)
-    w = numpy.zeros((n_out, n_in), numpy.float64)
-    rows = numpy.arange(n_out)
-    if method == "nearest":
-        src = numpy.minimum(numpy.floor(d * scale).astype(numpy.int64), n_in - 1)
-        w[rows, src] = 1.0
-        return w
-    if method == "area" and downscale_area:
-        # Each output pixel averages the source interval [d*scale, (d+1)*scale).
-        lo, hi = d * scale, (d + 1) * scale
-        i = numpy.arange(n_in, dtype=numpy.float64)
-        overlap = numpy.minimum(hi[:, None], i[None, :] + 1) - numpy.maximum(lo[:, None],
-                                                                               i[None, :])
-        return numpy.clip(overlap, 0.0, None) / scale
-    if method == "area":  # upscaling: OpenCV's "area mode" of the linear interpolation
-        sx = numpy.floor(d * scale)
-        fx = (d + 1) - (sx + 1) / scale
-        fx = numpy.where(fx <= 0, 0.0, fx - numpy.floor(fx))
-    else:
-        fx = (d + 0.5) * scale - 0.5
-        sx = numpy.floor(fx)
-        fx = fx - sx
-    sx = sx.astype(numpy.int64)
-    if method in ("bilinear", "area"):
-        low, high = sx < 0, sx >= n_in - 1
-        fx = numpy.where(low | high, 0.0, fx)
-        sx = numpy.clip(sx, 0, n_in - 1)
-        numpy.add.at(w, (rows, sx), 1.0 - fx)
-        numpy.add.at(w, (rows, numpy.minimum(sx + 1, n_in - 1)), fx)
-        return w
-    if method == "bicubic":
-        offsets = numpy.arange(-1, 3)
-        taps = _cubic(fx[:, None] - offsets[None, :])
-    else:  # lanczos4
-        offsets = numpy.arange(-3, 5)
-        t = fx[:, None] - offsets[None, :]
-        taps = numpy.sinc(t) * numpy.sinc(t / 4.0)
-        taps /= taps.sum(axis=1, keepdims=True)
-    idx = numpy.clip(sx[:, None] + offsets[None, :], 0, n_in - 1)
-    numpy.add.at(w, (numpy.repeat(rows, len(offsets)), idx.ravel()), taps.ravel())
-    return w
-
-
-def resize(img: numpy.ndarray, width: int, height: int, interpolation: int = 1) -> numpy.ndarray:
-    """Resize NumPy images ``(H, W, C)`` or ``(N, H, W, C)`` to ``(height, width)``.
-
-    The interpolation follows ``cv2.resize`` (which MXNet's image operators call):
-    pixel centres at half-integers, borders replicated, integer results rounded to
-    nearest and clipped (OpenCV's fixed-point arithmetic can differ by 1 for uint8).
-
-    Args:
-        img: the image(s), any real dtype; the result has the same dtype.
-        width: the output width.
-        height: the output height.
-        interpolation: 0 nearest, 1 bilinear (default), 2 bicubic, 3 area (box
-            averaging when shrinking), 4 Lanczos (8x8), as OpenCV numbers them.
-
-    Returns:
-        The resized image(s).
-
-    Raises:
-        ValueError: an unknown interpolation, a bad shape or size.
-
-    Example:
-        >>> import numpy as np
-        >>> from gluon.data.vision.transforms import resize
-        >>> resize(np.arange(16, dtype='float32').reshape(4, 4, 1), 2, 2, 3)[..., 0].tolist()
-        [[2.5, 4.5], [10.5, 12.5]]
-    """
-    method = _INTERPOLATIONS.get(interpolation)
-    if method is None:
-        raise ValueError(f"resize: interpolation must be one of {sorted(_INTERPOLATIONS)} "
-                         f"({', '.join(_INTERPOLATIONS.values())}), got {interpolation!r}")
-    _check_image("resize", img)
-    width, height = _size_wh("resize", (width, height))
-    in_h, in_w = img.shape[-3], img.shape[-2]
-    if in_h == 0 or in_w == 0:
-        raise ValueError(f"resize: cannot resize an empty image of shape {img.shape}")
-    if (in_h, in_w) == (height, width):
-        return img.copy()
-    area_down = height <= in_h and width <= in_w
-    wh = _weights(in_h, height, method, area_down)
-    ww = _weights(in_w, width, method, area_down)
-    if method == "nearest":
-        return img[..., wh.argmax(axis=1), :, :][..., ww.argmax(axis=1), :]
-    ctype = numpy.float64 if img.dtype == numpy.float64 else numpy.float32
-    x = img.astype(ctype, copy=False)
-    out = numpy.einsum("oh,...hwc->...owc", wh.astype(ctype), x)
-    out = numpy.einsum("pw,...owc->...opc", ww.astype(ctype), out)
-    if img.dtype.kind in "iub":
-        out = numpy.rint(out)
-    return _saturate(out, img.dtype) if img.dtype.kind != "b" else out > 0.5
-
-
 def _resize_hw(name: str, img: numpy.ndarray, size, keep_ratio: bool, interpolation: int):
     _check_image(name, img)
     h, w = img.shape[-3], img.shape[-2]
+    if isinstance(size, (tuple, list)) and len(size) == 1:
+        size = size[0]
     if isinstance(size, numbers.Integral) and not isinstance(size, bool) and keep_ratio:
         s = int(size)
         if s <= 0:
@@ -417,17 +292,6 @@ class Resize(_Transform):
 
     def _forward_np(self, x):
         return _resize_hw("Resize", x, self._size, self._keep, self._interpolation)
-
-
-def _scale_down(src_wh, crop_wh):
-    """Shrink a crop size that exceeds the image, keeping its aspect ratio (mx.image)."""
-    w, h = crop_wh
-    sw, sh = src_wh
-    if sh < h:
-        w, h = float(w * sh) / h, sh
-    if sw < w:
-        w, h = sw, float(h * sw) / w
-    return int(w), int(h)
 
 
 def _crop_resize(x, x0: int, y0: int, w: int, h: int, size, interpolation):
@@ -596,31 +460,36 @@ class RandomFlipTopBottom(_RandomFlip):
 
 
 class _RandomColor(_Transform):
+    """A colour adjustment of an RGB image (H, W, 3) by a random factor; integer images are
+    clipped to their range (uint8: [0, 255]) and truncated, as in MXNet."""
+
     _name = ""
 
     def __init__(self, amount: float):
         if amount < 0:
             raise ValueError(f"{self._name}: the jitter amount must be >= 0, got {amount}")
-        self._range = (max(0.0, 1.0 - amount), 1.0 + amount)
+        self._amount = amount
+
+    def _draw(self):
+        return _rng().uniform(max(0.0, 1.0 - self._amount), 1.0 + self._amount)
 
     def _forward_np(self, x):
         _check_image(self._name, x, ndims=(3,))
-        alpha = _rng().uniform(*self._range)
-        return _saturate(self._adjust(x.astype(numpy.float32), alpha), x.dtype)
+        alpha = self._draw()
+        if x.shape[-1] == 1 and self._adjust is not adjust_brightness:
+            return x  # gray images: only the brightness changes
+        try:
+            return _saturate(self._adjust(x.astype(numpy.float32), alpha), x.dtype)
+        except ValueError as e:
+            raise ValueError(f"{self._name}: {e}") from None
 
-    def _adjust(self, x, alpha):
+    @staticmethod
+    def _adjust(x, alpha):
         raise NotImplementedError
-
-
-def _check_rgb(name: str, x):
-    if x.shape[-1] != 3:
-        raise ValueError(f"{name}: expected an RGB image (H, W, 3), got shape {x.shape}")
 
 
 class RandomBrightness(_RandomColor):
     """Scales the pixel values by a factor drawn from ``[max(0, 1 - b), 1 + b]``.
-
-    Integer images are clipped to their range (uint8: [0, 255]).
 
     Args:
         brightness: the jitter amount ``b`` (>= 0).
@@ -633,17 +502,15 @@ class RandomBrightness(_RandomColor):
     """
 
     _name = "RandomBrightness"
+    _adjust = staticmethod(adjust_brightness)
 
     def __init__(self, brightness: float):
         super().__init__(brightness)
 
-    def _adjust(self, x, alpha):
-        return x * alpha
-
 
 class RandomContrast(_RandomColor):
-    """Blends an RGB image ``(H, W, 3)`` with its mean gray level, by a factor drawn
-    from ``[max(0, 1 - c), 1 + c]``: ``x * a + (1 - a) * mean(gray)``.
+    """Blends an RGB image ``(H, W, 3)`` with its mean gray level, by a factor ``a``
+    drawn from ``[max(0, 1 - c), 1 + c]``: ``x * a + (1 - a) * mean(gray)``.
 
     Gray is ``0.299 R + 0.587 G + 0.114 B``.
 
@@ -658,19 +525,15 @@ class RandomContrast(_RandomColor):
     """
 
     _name = "RandomContrast"
+    _adjust = staticmethod(adjust_contrast)
 
     def __init__(self, contrast: float):
         super().__init__(contrast)
 
-    def _adjust(self, x, alpha):
-        _check_rgb(self._name, x)
-        gray_mean = float((x @ _GRAY).mean())
-        return x * alpha + (1.0 - alpha) * gray_mean
-
 
 class RandomSaturation(_RandomColor):
-    """Blends an RGB image ``(H, W, 3)`` with its gray version, by a factor drawn from
-    ``[max(0, 1 - s), 1 + s]``: ``x * a + (1 - a) * gray``.
+    """Blends an RGB image ``(H, W, 3)`` with its gray version, by a factor ``a`` drawn
+    from ``[max(0, 1 - s), 1 + s]``: ``x * a + (1 - a) * gray``.
 
     Gray is ``0.299 R + 0.587 G + 0.114 B`` per pixel; a one-channel image is
     returned unchanged.
@@ -686,13 +549,110 @@ class RandomSaturation(_RandomColor):
     """
 
     _name = "RandomSaturation"
+    _adjust = staticmethod(adjust_saturation)
 
     def __init__(self, saturation: float):
         super().__init__(saturation)
 
-    def _adjust(self, x, alpha):
+
+class RandomHue(_RandomColor):
+    """Rotates the hue of an RGB image ``(H, W, 3)`` by ``a`` turns, ``a`` drawn from
+    ``[-h, h]`` (in HLS space, keeping lightness and saturation).
+
+    Args:
+        hue: the jitter amount ``h`` (>= 0); 0.5 is half a turn.
+
+    Example:
+        >>> import numpy as np
+        >>> from gluon.data.vision import transforms
+        >>> red = np.array([[[255, 0, 0]]], 'uint8')
+        >>> transforms.RandomHue(0.0)(red).ravel().tolist()
+        [255, 0, 0]
+    """
+
+    _name = "RandomHue"
+    _adjust = staticmethod(adjust_hue)
+
+    def __init__(self, hue: float):
+        super().__init__(hue)
+
+    def _draw(self):
+        return _rng().uniform(-self._amount, self._amount)
+
+
+class RandomColorJitter(_Transform):
+    """Jitters brightness, contrast, saturation and hue, in a random order.
+
+    Each adjustment with a non-zero amount ``v`` is applied with a factor drawn from
+    ``[1 - v, 1 + v]`` (hue: a rotation in ``[-v, v]`` turns), as MXNet's
+    ``random_color_jitter`` does.
+
+    Args:
+        brightness: the brightness jitter amount.
+        contrast: the contrast jitter amount.
+        saturation: the saturation jitter amount.
+        hue: the hue jitter amount.
+
+    Example:
+        >>> import numpy as np
+        >>> from gluon.data.vision import transforms
+        >>> t = transforms.RandomColorJitter(brightness=0.4, contrast=0.4, saturation=0.4)
+        >>> t(np.zeros((4, 4, 3), 'uint8')).shape
+        (4, 4, 3)
+    """
+
+    def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0,
+                 hue: float = 0):
+        amounts = (brightness, contrast, saturation, hue)
+        if any(a < 0 for a in amounts):
+            raise ValueError(f"RandomColorJitter: the jitter amounts must be >= 0, got "
+                             f"{amounts}")
+        self._amounts = amounts
+
+    def _forward_np(self, x):
+        _check_image("RandomColorJitter", x, ndims=(3,))
+        if x.shape[-1] != 3:
+            raise ValueError(f"RandomColorJitter: expected an RGB image (H, W, 3), got shape "
+                             f"{x.shape}")
+        rng = _rng()
+        out = x
+        fns = (adjust_brightness, adjust_contrast, adjust_saturation, adjust_hue)
+        for k in rng.permutation(4).tolist():
+            v = self._amounts[k]
+            if v > 0:
+                alpha = rng.uniform(-v, v) + (0.0 if k == 3 else 1.0)
+                out = _saturate(fns[k](out.astype(numpy.float32), alpha), x.dtype)
+        return out
+
+
+class RandomLighting(_Transform):
+    """AlexNet-style PCA lighting noise on an RGB image ``(H, W, 3)``.
+
+    Draws three weights from ``N(0, alpha)`` and adds the ImageNet RGB eigenvectors,
+    scaled by their eigenvalues and the weights, to every pixel (MXNet's
+    ``random_lighting``).
+
+    Args:
+        alpha: the standard deviation of the weights.
+
+    Example:
+        >>> import numpy as np
+        >>> from gluon.data.vision import transforms
+        >>> transforms.RandomLighting(0.0)(np.full((1, 1, 3), 9, 'uint8')).ravel().tolist()
+        [9, 9, 9]
+    """
+
+    def __init__(self, alpha: float):
+        if alpha < 0:
+            raise ValueError(f"RandomLighting: alpha must be >= 0, got {alpha}")
+        self._alpha = alpha
+
+    def _forward_np(self, x):
+        _check_image("RandomLighting", x, ndims=(3,))
+        weights = _rng().normal(0.0, self._alpha, 3) if self._alpha > 0 else numpy.zeros(3)
         if x.shape[-1] == 1:
             return x
-        _check_rgb(self._name, x)
-        gray = (x @ _GRAY)[..., None]
-        return x * alpha + (1.0 - alpha) * gray
+        try:
+            return _saturate(adjust_lighting(x.astype(numpy.float32), weights), x.dtype)
+        except ValueError as e:
+            raise ValueError(f"RandomLighting: {e}") from None

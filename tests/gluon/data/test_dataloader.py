@@ -387,3 +387,28 @@ def test_spawn_start_method(monkeypatch):
         iter(DataLoader(ds, batch_size=2, num_workers=1))
     if hasattr(info.value, "__notes__"):
         assert "thread_pool=True" in info.value.__notes__[0]
+
+
+def _shm_dirs():
+    if not os.path.isdir("/dev/shm"):
+        return set()
+    return {d for d in os.listdir("/dev/shm") if d.startswith("kbackend-dataloader-")}
+
+
+@pytest.mark.parametrize("min_bytes", [0, None], ids=["shm", "pipe"])
+def test_large_batches_through_shared_memory_or_the_pipe(monkeypatch, min_bytes):
+    if min_bytes is None:
+        monkeypatch.setattr(dataloader, "_make_shm_dir", lambda: None)
+    else:
+        monkeypatch.setattr(dataloader, "_SHM_MIN_BYTES", min_bytes)
+    before = _shm_dirs()
+    ds = ArrayDataset(np.random.default_rng(0).random((12, 3, 8, 8)).astype(np.float32),
+                      np.arange(12, dtype=np.int32), [float(i) for i in range(12)])
+    _assert_same_batches(list(DataLoader(ds, batch_size=5)),
+                         list(DataLoader(ds, batch_size=5, num_workers=2)))
+    it = iter(DataLoader(ds, batch_size=2, num_workers=2))
+    next(it)
+    del it  # batches in flight are dropped with their files
+    gc.collect()
+    assert _no_children()
+    assert _shm_dirs() == before

@@ -272,6 +272,46 @@ def test_random_brightness_contrast_saturation_match_the_formulas():
         T.RandomContrast(0.5)(np.zeros((2, 2, 4), np.uint8))
 
 
+def test_random_hue_matches_colorsys():
+    import colorsys
+
+    x = np.random.default_rng(5).uniform(0, 255, (4, 3, 3)).astype(np.float32)
+    x[0, 0] = (40, 40, 40)  # gray: unchanged
+    a = _alpha(9, -0.3, 0.3)
+    core.random.seed(9)
+    out = T.RandomHue(0.3)(x)
+    ref = np.empty_like(x)
+    for idx in np.ndindex(x.shape[:2]):
+        h, l, s = colorsys.rgb_to_hls(*(x[idx] / 255.0))
+        ref[idx] = np.array(colorsys.hls_to_rgb((h + a) % 1.0, l, s)) * 255.0
+    np.testing.assert_allclose(out, ref, atol=1e-3)
+    np.testing.assert_array_equal(out[0, 0], x[0, 0])
+    assert T.RandomHue(0.5)(_img()).dtype == np.uint8
+
+
+def test_random_lighting_and_color_jitter():
+    img = _img(3, 4)
+    core.random.seed(2)
+    w = core.random.get_generator(core.cpu(0)).normal(0.0, 0.1, 3)
+    core.random.seed(2)
+    out = T.RandomLighting(0.1)(img.astype(np.float32))
+    eig = np.array([[55.46 * -0.5675, 4.794 * 0.7192, 1.148 * 0.4009],
+                    [55.46 * -0.5808, 4.794 * -0.0045, 1.148 * -0.8140],
+                    [55.46 * -0.5836, 4.794 * -0.6948, 1.148 * 0.4203]])
+    np.testing.assert_allclose(out, img + eig @ w, rtol=1e-5)
+    np.testing.assert_array_equal(T.RandomColorJitter()(img), img)
+    x = img.astype(np.float32) + 1
+    ratio = T.RandomColorJitter(brightness=0.5)(x) / x
+    assert np.allclose(ratio, ratio.flat[0]) and 0.5 <= ratio.flat[0] <= 1.5
+    core.random.seed(3)
+    a = T.RandomColorJitter(0.4, 0.4, 0.4, 0.1)(img)
+    core.random.seed(3)
+    np.testing.assert_array_equal(T.RandomColorJitter(0.4, 0.4, 0.4, 0.1)(img), a)
+    assert a.dtype == np.uint8 and a.shape == img.shape
+    with pytest.raises(ValueError, match=">= 0"):
+        T.RandomColorJitter(brightness=-1)
+
+
 # ---------------------------------------------------------------------- composition
 def test_compose_random_apply_and_block_api():
     t = T.Compose([T.Resize(4), T.ToTensor(), T.Normalize(0.5, 0.5)])
