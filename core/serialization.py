@@ -111,7 +111,7 @@ def _describe(kind, entries):
         key = name if kind == "dict" and _SAFE_KEY.fullmatch(name) and \
             not name.startswith("__") else f"__array{i}"
         items.append({"name": name, "key": key, "dtype": arr.dtype.name})
-        arrays.append((key, numpy.ascontiguousarray(stored)))
+        arrays.append((key, stored if stored.flags.c_contiguous else stored.copy()))
     meta = {"format": _FORMAT, "version": _VERSION, "kind": kind, "arrays": items}
     return meta, arrays
 

@@ -690,9 +690,10 @@ class HybridBlock(Block):
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         if not isinstance(block, HybridBlock):
-            raise ValueError(  # noqa: TRY004 - MXNet raises ValueError heref"Children of HybridBlock must also be HybridBlock, but {block} "
-                             f"has type {type(block)}. If you are using Sequential, please "
-                             "try HybridSequential instead.")
+            raise ValueError(  # noqa: TRY004 - MXNet raises ValueError here
+                f"Children of HybridBlock must also be HybridBlock, but {block} has type "
+                f"{type(block)}. If you are using Sequential, please try HybridSequential "
+                "instead.")
         super().register_child(block, name)
         self._clear_cached_op()
 
