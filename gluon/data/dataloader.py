@@ -6,11 +6,18 @@ With ``num_workers=0`` batches are made in the calling thread. With
 and Windows). The main process hands each worker the indices of its batches,
 round-robin, keeping ``prefetch`` batches in flight; the worker reads the samples,
 batches them in NumPy (or with the user's ``batchify_fn``, whose NDArrays it turns
-into NumPy arrays) and sends the batch back through a pipe; the main process puts
-the batches back in order and makes NDArrays of them. NDArrays never cross a
+into NumPy arrays) and sends the batch back through a pipe; arrays of 256 KiB or
+more go through files in a private ``/dev/shm`` directory instead (RAM; one copy
+each way; removed as they are read, and the directory when the iteration ends),
+falling back to the pipe where ``/dev/shm`` is missing or full. The main process
+puts the batches back in order and makes NDArrays of them. NDArrays never cross a
 process boundary; the pipes do pickle the batches (NumPy arrays, numbers, lists,
 tuples, dicts), which is the transport of our own data between our own processes
 and nothing else: no file or network input is unpickled.
+
+Workers run NumPy only: a dataset holding GPU NDArrays does not work in forked
+workers (CUDA does not survive ``fork``); keep datasets on the CPU and move batches
+to the GPU in the training loop, or use ``thread_pool=True``.
 
 Workers stop when the iteration ends, when the iterator is garbage-collected or
 abandoned, when an error is raised, and at interpreter exit; a worker whose
