@@ -10,28 +10,12 @@ Example:
     >>> x.grad.asnumpy().tolist()
     [2.0, 4.0, 6.0]
 """
-from . import autograd, context, dtypes, nd, np, ops, random
+from . import autograd, context, dtypes, lr_scheduler, metric, nd, np, ops, optimizer, random
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import NDArray, array, from_dlpack
 
 __version__ = "0.1.0"
 
-__all__ = [
-           "Context",
-           "NDArray",
-           "__version__",
-           "array",
-           "autograd",
-           "context",
-           "cpu",
-           "cpu_pinned",
-           "current_context",
-           "dtypes",
-           "from_dlpack",
-           "gpu",
-           "nd",
-           "np",
-           "num_gpus",
-           "ops",
-           "random",
-]
+__all__ = ["Context", "NDArray", "__version__", "array", "autograd", "context", "cpu",
+           "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "lr_scheduler",
+           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "random"]
