@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import numbers
+import os
 import threading
 
 import numpy
@@ -32,6 +33,16 @@ from .context import Context
 __all__ = ["get_generator", "seed"]
 
 _lock = threading.Lock()
+
+
+def _reset_lock_in_child() -> None:
+    # A fork while another thread holds the lock would leave the child deadlocked.
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_lock_in_child)
 _generators: dict = {}  # Context -> generator
 _seeds: dict = {}  # Context -> seed given to that context alone
 _seed_all: int | None = None  # the last seed given to every context
