@@ -367,7 +367,7 @@ class Block:
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return
-        if not any("." in k for k in loaded):
+        if not any("." in k for k in loaded) and not set(loaded) <= set(params):
             # Names without structure: saved by ParameterDict.save (full names minus
             # this block's prefix), as MXNet's legacy format.
             self.collect_params().load_dict(loaded, ctx, allow_missing, ignore_extra,
@@ -624,10 +624,7 @@ def _shape_str(args) -> str:
         return tuple(a.shape) if isinstance(a, NDArray) else a
 
     s = shapes(args)
-    if isinstance(args, (list, tuple)):
-        text = str(s)[1:-1]
-        return text[:-1] if text.endswith(",") and len(s) == 1 else text
-    return str(s)
+    return str(s)[1:-1] if isinstance(s, list) else str(s)
 
 
 class HybridBlock(Block):

@@ -316,6 +316,9 @@ class Parameter:
             force_reinit: re-initialize a parameter that is initialized already
                 (otherwise a warning is given and nothing changes).
 
+        The values are drawn on cpu(0), from its ``core.random`` generator, and copied
+        to every context, so they do not depend on the devices.
+
         Raises:
             ValueError: the shape is incomplete and deferred initialization is not
                 allowed.
@@ -394,7 +397,9 @@ class Parameter:
                              f"{dtype_source!r}")
         if not isinstance(data, NDArray):
             data = nd.array(numpy.asarray(data), dtype=numpy.asarray(data).dtype, ctx=cpu(0))
-        if self.shape is not None:
+        if self.shape is None:
+            self._shape = tuple(data.shape)
+        else:
             if _merge_shapes(self.shape, data.shape, loading=True) is None:
                 raise ValueError(f"Failed loading Parameter '{shown}' from saved params: "
                                  f"shape incompatible expected {_shape_str(self.shape)} vs "

@@ -144,7 +144,9 @@ def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
     with autograd.pause():
         total = None
         for a in arrays:
-            x = a.reshape((-1,)).astype("float32", copy=False)
+            # Sum squares in float32 at least (float16 would overflow), float64 if given.
+            x = a.reshape((-1,)).astype("float64" if a.dtype == numpy.float64 else "float32",
+                                        copy=False)
             sq = nd.sum(x * x).as_in_context(ctx)
             total = sq if total is None else total + sq
         total_norm = nd.sqrt(total).reshape((1,))

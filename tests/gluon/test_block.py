@@ -430,6 +430,26 @@ def test_load_parameters_legacy_names(tmp_path):
                                      net.weight.data().asnumpy())
 
 
+def test_single_block_with_a_direct_parameter_round_trips(tmp_path):
+    class Scale(HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.alpha = Parameter("alpha", shape=(2,), init="ones")
+
+        def hybrid_forward(self, F, x, alpha):
+            return x * alpha
+
+    a = Scale(prefix="a_")
+    a.initialize()
+    a.alpha.set_data(nd.array([2.0, 3.0]))
+    f = str(tmp_path / "scale.params")
+    a.save_parameters(f)
+    assert list(serialization.load(f)) == ["alpha"]
+    b = Scale(prefix="b_")
+    b.load_parameters(f)
+    assert b(nd.ones((2,))).asnumpy().tolist() == [2.0, 3.0]
+
+
 def test_save_parameters_of_uninitialized_block_fails(tmp_path):
     with pytest.raises(RuntimeError, match="has not been initialized"):
         Dense(2, in_units=2).save_parameters(str(tmp_path / "x.params"))

@@ -316,6 +316,9 @@ def test_load_init_checks_shape_and_dtype():
         p._load_init(nd.zeros((2, 3), dtype="float64"), None)
     p._load_init(nd.ones((2, 3), dtype="float64"), None, cast_dtype=True)
     assert p.data().dtype == numpy.float32 and p.list_ctx() == [cpu(0)]
+    r = Parameter("r")
+    r._load_init(nd.ones((2, 3)), None)
+    assert r.shape == (2, 3) and r.data().shape == (2, 3)
     q = Parameter("q", shape=(0, 3))
     q._load_init(nd.ones((5, 3), dtype="float16"), cpu(1), cast_dtype=True,
                  dtype_source="saved")
