@@ -10,12 +10,26 @@ Example:
     >>> x.grad.asnumpy().tolist()
     [2.0, 4.0, 6.0]
 """
-from . import autograd, context, dtypes, lr_scheduler, metric, nd, np, ops, optimizer, random
+from . import (
+    autograd,
+    context,
+    dtypes,
+    initializer,
+    lr_scheduler,
+    metric,
+    nd,
+    np,
+    ops,
+    optimizer,
+    random,
+    serialization,
+)
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import NDArray, array, from_dlpack
 
 __version__ = "0.1.0"
+init = initializer  # MXNet's mx.init
 
 __all__ = ["Context", "NDArray", "__version__", "array", "autograd", "context", "cpu",
-           "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "lr_scheduler",
-           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "random"]
+           "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "init", "initializer", "lr_scheduler",
+           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "random", "serialization"]

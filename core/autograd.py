@@ -22,6 +22,7 @@ __all__ = [
     "pause",
     "predict_mode",
     "record",
+    "set_implicit_head_grads",
     "set_recording",
     "set_training",
     "stop_gradient",
@@ -36,6 +37,25 @@ class _State(threading.local):
 
 
 _state = _State()
+# MXNet (and so Gluon and Dive into Deep Learning code) treats ``y.backward()`` on a
+# non-scalar ``y`` as ``y.backward(ones_like(y))``, i.e. the gradient of ``y.sum()``.
+_implicit_head_grads = True
+
+
+def set_implicit_head_grads(enabled: bool) -> bool:
+    """Choose what ``backward`` does for a non-scalar head given no head gradient.
+
+    Args:
+        enabled: True (the default, MXNet's behaviour): use ones, as for ``y.sum()``.
+            False: raise a ValueError naming the head's shape, for code that wants
+            every non-scalar backward to be explicit (PyTorch's rule).
+
+    Returns:
+        The previous setting.
+    """
+    global _implicit_head_grads
+    prev, _implicit_head_grads = _implicit_head_grads, bool(enabled)
+    return prev
 
 
 def is_recording() -> bool:
@@ -300,7 +320,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
                 "backward: this array is not part of a recorded graph; compute it inside "
                 "`with autograd.record():` from arrays that called attach_grad()")
         if hg is None:
-            if h.size != 1:
+            if h.size != 1 and not _implicit_head_grads:
                 raise ValueError(
                     f"backward: the head has shape {tuple(h.shape)}; a head that is not a "
                     "scalar needs head_grads (out_grad) of the same shape, or call "
@@ -402,7 +422,8 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
 
     Args:
         heads: an NDArray or a list of them.
-        head_grads: gradients of the heads (default: ones for scalar heads).
+        head_grads: gradients of the heads (default: ones, so a non-scalar head means
+            the gradient of its sum, as in MXNet; see ``set_implicit_head_grads``).
         retain_graph: keep the graph so backward can run through it again.
         train_mode: accepted for MXNet compatibility (the graph keeps its own mode).
         create_graph: record the backward pass too, for higher-order gradients.

@@ -84,12 +84,24 @@ def test_backward_twice_needs_retain_graph():
         y.backward()
 
 
-def test_backward_non_scalar_without_head_grads_is_an_error():
+def test_backward_non_scalar_without_head_grads_means_sum_like_mxnet():
+    x = _var([1.0, 2.0])
+    with autograd.record():
+        y = x * x
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 4.0])
+
+
+def test_backward_non_scalar_without_head_grads_can_be_an_error():
     x = _var([1.0, 2.0])
     with autograd.record():
         y = x * 2
-    with pytest.raises(ValueError, match=r"shape \(2,\).*head_grads"):
-        y.backward()
+    prev = autograd.set_implicit_head_grads(False)
+    try:
+        with pytest.raises(ValueError, match=r"shape \(2,\).*head_grads"):
+            y.backward()
+    finally:
+        autograd.set_implicit_head_grads(prev)
 
 
 def test_grad_of_unmarked_array_is_an_error():
