@@ -1,0 +1,26 @@
+"""gluon.nn: neural-network layers (MXNet Gluon 1.9's ``gluon.nn``).
+
+The layers (``basic_layers``, ``conv_layers``, ``activations``), the containers
+``Sequential``/``HybridSequential``/``Lambda``/``HybridLambda`` and the base classes
+``Block``/``HybridBlock``, all under one namespace as in MXNet.
+
+Example:
+    >>> from core import nd
+    >>> from gluon import nn
+    >>> net = nn.HybridSequential()
+    >>> with net.name_scope():
+    ...     net.add(nn.Conv2D(4, 3, activation="relu"), nn.MaxPool2D(), nn.Flatten(),
+    ...             nn.Dense(10))
+    >>> net.initialize()
+    >>> net(nd.zeros((2, 1, 8, 8))).shape
+    (2, 10)
+"""
+from ..block import Block, HybridBlock
+from ..containers import HybridLambda, HybridSequential, Lambda, Sequential
+from . import activations, basic_layers, conv_layers
+from .activations import *  # noqa: F403
+from .basic_layers import *  # noqa: F403
+from .conv_layers import *  # noqa: F403
+
+__all__ = (["Block", "HybridBlock", "HybridLambda", "HybridSequential", "Lambda",
+            "Sequential"] + activations.__all__ + basic_layers.__all__ + conv_layers.__all__)
