@@ -1,0 +1,23 @@
+"""Key-value stores: gradient aggregation for data-parallel training (MXNet's ``mx.kvstore``).
+
+:func:`create` builds a registered store by name; :class:`KVStoreBase` is the
+interface and registers new stores with its ``register`` decorator. Registered here:
+
+- ``local`` (:class:`LocalKVStore`): one process, any number of contexts; values
+  pushed from several contexts are summed on one context and pulled back identical.
+  ``create('device')`` gives it too until the NCCL device store exists.
+
+Example:
+    >>> from core import nd, cpu, kvstore
+    >>> kv = kvstore.create('local')
+    >>> kv.init('w', nd.zeros((3,)))
+    >>> kv.push('w', [nd.ones((3,), ctx=cpu(0)), nd.ones((3,), ctx=cpu(1))])
+    >>> out = [nd.zeros((3,), ctx=cpu(0)), nd.zeros((3,), ctx=cpu(1))]
+    >>> kv.pull('w', out=out)
+    >>> out[1].asnumpy().tolist()
+    [2.0, 2.0, 2.0]
+"""
+from .base import KVStoreBase, create
+from .local import LocalKVStore
+
+__all__ = ["KVStoreBase", "LocalKVStore", "create"]

@@ -1,0 +1,252 @@
+"""Data parallelism in one process: the pieces ``gluon.Trainer`` and kbackend's Keras
+distribution share.
+
+A model is replicated on several contexts; each replica gets a slice of the batch
+(:func:`split_batch`), runs forward and backward, and the replicas' gradients are
+summed with :func:`allreduce_grads`, so every replica holds the same summed gradient.
+Each replica is then updated with its own optimizer updater (the same rule, the same
+gradient, the same states: replicas stay bitwise identical), or the update runs once
+on the store and the new weights are copied to every replica (:func:`pushpull_update`,
+``update_on_kvstore``).
+
+The arrays are grouped per parameter: ``grads[i]`` is the list of parameter ``i``'s
+gradient replicas, one per context, and ``i`` (or ``keys[i]``) is its key in the
+store. Without a store, gradients are summed directly (copied to the first context,
+added in context order, copied back). With one (``core.kvstore``), each parameter is
+one ``pushpull`` with priority ``-i``, so the first layers' gradients, needed first by
+the next forward pass, would go first; the dependency engine will let these overlap
+with the rest of backward without changing these signatures.
+
+Example:
+    >>> from core import nd, cpu, parallel
+    >>> g0, g1 = nd.array([1.0, 2.0], ctx=cpu(0)), nd.array([3.0, 4.0], ctx=cpu(1))
+    >>> parallel.allreduce_grads(None, [[g0, g1]])
+    >>> g0.asnumpy().tolist(), g1.asnumpy().tolist()
+    ([4.0, 6.0], [4.0, 6.0])
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from . import kvstore as kvs
+from .context import Context, as_context
+from .kvstore.base import write_bytes_atomic
+from .kvstore.comm import copy_to_all, reduce_sum
+from .ndarray import NDArray
+
+__all__ = ["allreduce_grads", "broadcast_params", "create_kvstore", "load_states",
+           "pushpull_update", "save_states", "split_batch"]
+
+
+def split_batch(data, ctx_list: Sequence[Context], batch_axis: int = 0,
+                even_split: bool = True) -> list:
+    """Split ``data`` along ``batch_axis`` into one slice per context, slice ``i`` on
+    ``ctx_list[i]`` (``gluon.utils.split_and_load``).
+
+    Args:
+        data: an NDArray (or array-like; it becomes an NDArray with ``nd.array``'s
+            dtype rules).
+        ctx_list: the contexts.
+        batch_axis: the axis to split.
+        even_split: require the axis length to be a multiple of ``len(ctx_list)``; with
+            False the first slices get one element more.
+
+    Returns:
+        A list of NDArrays, one per context.
+
+    Raises:
+        ValueError: an empty context list, or a batch that cannot be split as asked.
+
+    Example:
+        >>> from core import nd, cpu, parallel
+        >>> parts = parallel.split_batch(nd.arange(10).reshape(5, 2), [cpu(0), cpu(1)],
+        ...                              even_split=False)
+        >>> [(p.shape, p.context) for p in parts]
+        [((3, 2), cpu(0)), ((2, 2), cpu(1))]
+    """
+    from . import nd
+
+    if isinstance(ctx_list, (Context, str)):
+        ctx_list = [ctx_list]
+    ctx_list = [as_context(c) for c in ctx_list]
+    if not ctx_list:
+        raise ValueError("split_batch: ctx_list is empty; give at least one context")
+    if not isinstance(data, NDArray):
+        data = nd.array(data, ctx=ctx_list[0])
+    n = len(ctx_list)
+    if n == 1:
+        return [data.as_in_context(ctx_list[0])]
+    ndim = data.ndim
+    if not -ndim <= batch_axis < ndim:
+        raise ValueError(f"split_batch: batch_axis={batch_axis} is out of range for data of "
+                         f"shape {tuple(data.shape)}")
+    axis = batch_axis % ndim
+    size = data.shape[axis]
+    if even_split and size % n:
+        raise ValueError(f"split_batch: data of shape {tuple(data.shape)} cannot be split "
+                         f"evenly into {n} slices along axis {batch_axis}; use a batch size "
+                         f"that is a multiple of {n}, or even_split=False")
+    if size < n:
+        raise ValueError(f"split_batch: {n} slices of data of shape {tuple(data.shape)} "
+                         f"along axis {batch_axis} would leave some empty")
+    step, extra = divmod(size, n)
+    out, start = [], 0
+    lead = (slice(None),) * axis
+    for i, ctx in enumerate(ctx_list):
+        stop = start + step + (1 if i < extra else 0)
+        out.append(data[(*lead, slice(start, stop))].as_in_context(ctx))
+        start = stop
+    return out
+
+
+def create_kvstore(kvstore, num_devices: int, update_on_kvstore: bool | None = None):
+    """The store a data-parallel trainer uses, and whether updates run on it.
+
+    As MXNet's ``model._create_kvstore``: a store name with one device and no
+    ``dist`` in it means no store (nothing to sum). In one process ``'device'`` and
+    ``'local'`` both give the local store. Updates run on the workers (each replica)
+    unless ``update_on_kvstore=True``.
+
+    Args:
+        kvstore: None, a store name (``'local'``, ``'device'``, ...) or a
+            ``KVStoreBase``.
+        num_devices: how many contexts the parameters live on.
+        update_on_kvstore: run the optimizer on the store (True), on each replica
+            (False) or choose (None: on the replicas).
+
+    Returns:
+        ``(store or None, update_on_kvstore)``; ``update_on_kvstore`` is False without
+        a store.
+
+    Raises:
+        TypeError: ``kvstore`` is neither None, a string nor a store.
+        ValueError: ``update_on_kvstore=True`` with a store that cannot run optimizers.
+
+    Example:
+        >>> from core import parallel
+        >>> parallel.create_kvstore('device', 1)
+        (None, False)
+        >>> kv, on_kv = parallel.create_kvstore('device', 2)
+        >>> kv.type, on_kv
+        ('local', False)
+    """
+    if kvstore is None:
+        kv = None
+    elif isinstance(kvstore, kvs.KVStoreBase):
+        kv = kvstore
+    elif isinstance(kvstore, str):
+        kv = None if num_devices <= 1 and "dist" not in kvstore else kvs.create(kvstore)
+    else:
+        raise TypeError(f"kvstore must be None, a store name or a KVStoreBase, got "
+                        f"{type(kvstore).__name__}")
+    if kv is None:
+        return None, False
+    if update_on_kvstore and not kv.is_capable(kvs.KVStoreBase.OPTIMIZER):
+        raise ValueError(f"update_on_kvstore=True, but the {kv.type!r} store cannot run "
+                         "optimizers; set update_on_kvstore=False")
+    return kv, bool(update_on_kvstore)
+
+
+def _keys(keys, n):
+    if keys is None:
+        return list(range(n))
+    keys = list(keys)
+    if len(keys) != n:
+        raise ValueError(f"got {len(keys)} keys for {n} parameters")
+    return keys
+
+
+def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=None) -> None:
+    """Sum each parameter's gradient replicas and write the sum into every replica.
+
+    Args:
+        kvstore: a ``core.kvstore`` store, or None to sum directly in this process.
+        grads: ``grads[i]`` is the list of parameter ``i``'s gradients, one per context
+            (an empty list skips the parameter).
+        out: where the sums go, shaped as ``grads`` (``out[i]`` may hold more arrays
+            than ``grads[i]``: a replica whose gradient is left out of the sum still
+            receives it). Default: ``grads`` itself (in place).
+        keys: the store keys of the parameters (default ``0, 1, ...``).
+
+    Example:
+        >>> from core import nd, cpu, kvstore, parallel
+        >>> g = [nd.ones((2,), ctx=cpu(0)), nd.ones((2,), ctx=cpu(1))]
+        >>> parallel.allreduce_grads(kvstore.create('local'), [g])
+        >>> g[1].asnumpy().tolist()
+        [2.0, 2.0]
+    """
+    grads = list(grads)
+    outs = grads if out is None else list(out)
+    if len(outs) != len(grads):
+        raise ValueError(f"allreduce_grads: out has {len(outs)} entries for {len(grads)} "
+                         "parameters")
+    for i, (key, g, o) in enumerate(zip(_keys(keys, len(grads)), grads, outs)):
+        g, o = list(g), list(o)
+        if not g:
+            continue
+        if kvstore is not None:
+            kvstore.pushpull(key, g, out=o, priority=-i)
+        elif len(g) > 1 or len(o) > 1 or o[0] is not g[0]:
+            copy_to_all(reduce_sum(g), o)
+
+
+def pushpull_update(kvstore, grads: Sequence[Sequence[NDArray]],
+                    weights: Sequence[Sequence[NDArray]], keys=None) -> None:
+    """Update on the store (``update_on_kvstore``): push each parameter's gradients, the
+    store sums them and runs its optimizer on its copy of the weight, and the new weight
+    is pulled into every replica.
+
+    Args:
+        kvstore: a store with an optimizer set (``set_optimizer``) and the weights
+            initialized (:func:`broadcast_params`).
+        grads: per parameter, its gradient replicas (an empty list skips it).
+        weights: per parameter, its weight replicas.
+        keys: the store keys (default ``0, 1, ...``).
+    """
+    grads, weights = list(grads), list(weights)
+    for i, (key, g, w) in enumerate(zip(_keys(keys, len(grads)), grads, weights)):
+        if g:
+            kvstore.pushpull(key, list(g), out=list(w), priority=-i)
+
+
+def broadcast_params(kvstore, weights: Sequence[Sequence[NDArray]], keys=None) -> None:
+    """Copy each parameter's first replica into the store and into all its replicas.
+
+    Args:
+        kvstore: a store, or None (the first replica is copied into the others).
+        weights: per parameter, its weight replicas.
+        keys: the store keys (default ``0, 1, ...``).
+    """
+    weights = list(weights)
+    for i, (key, w) in enumerate(zip(_keys(keys, len(weights)), weights)):
+        w = list(w)
+        if kvstore is not None:
+            kvstore.broadcast(key, w[0], out=w, priority=-i)
+        elif len(w) > 1:
+            copy_to_all(w[0], w[1:])
+
+
+def save_states(fname: str, updater, dump_optimizer: bool = True) -> None:
+    """Write ``updater.get_states(dump_optimizer)`` to ``fname`` atomically (no pickle).
+
+    Args:
+        fname: the file.
+        updater: a ``core.optimizer.Updater``.
+        dump_optimizer: also save the optimizer's hyper-parameters and update counts.
+    """
+    write_bytes_atomic(fname, updater.get_states(dump_optimizer=dump_optimizer))
+
+
+def load_states(fname: str, updaters: Sequence) -> None:
+    """Load states written by :func:`save_states` into every updater of ``updaters``
+    (each gets its own copies, moved to its weights' contexts on its next update).
+
+    Raises:
+        ValueError: the file does not hold optimizer states (pickled MXNet states are
+            refused).
+    """
+    with open(os.fspath(fname), "rb") as f:
+        data = f.read()
+    for u in updaters:
+        u.set_states(data)

@@ -1,0 +1,266 @@
+"""core.kvstore (the registry and the local store) and core.parallel."""
+import numpy as np
+import pytest
+
+from core import autograd, cpu, kvstore, nd, optimizer, parallel
+from core.kvstore import KVStoreBase, LocalKVStore
+
+CTXS = [cpu(0), cpu(1), cpu(2)]
+
+
+def _on_all(values, dtype="float32"):
+    return [nd.array(v, ctx=c, dtype=dtype) for v, c in zip(values, CTXS)]
+
+
+# ---------------------------------------------------------------------- registry
+
+def test_create_local_and_properties():
+    kv = kvstore.create("local")
+    assert isinstance(kv, LocalKVStore)
+    assert (kv.type, kv.rank, kv.num_workers) == ("local", 0, 1)
+    assert kv.is_capable(KVStoreBase.OPTIMIZER) and kv.is_capable("OPTIMIZER")
+    with pytest.raises(ValueError, match="unknown capability"):
+        kv.is_capable("sparse")
+    assert kvstore.create("LOCAL").type == "local"
+    assert isinstance(kvstore.create("device"), LocalKVStore)  # until NCCL arrives
+    assert "local" in repr(kv)
+
+
+def test_create_unknown_lists_registered():
+    with pytest.raises(ValueError, match=r"unknown kvstore type 'dist_sync'.*'local'"):
+        kvstore.create("dist_sync")
+    with pytest.raises(TypeError, match="must be a string"):
+        kvstore.create(3)
+
+
+def test_register_decorator():
+    @KVStoreBase.register
+    class MyStore(KVStoreBase):
+        pass
+
+    try:
+        assert type(kvstore.create("mystore")) is MyStore
+        with pytest.raises(NotImplementedError, match="MyStore.pushpull"):
+            kvstore.create("mystore").pushpull(0, nd.ones((1,)))
+        with pytest.warns(UserWarning, match="overriding"):
+            KVStoreBase.register(type("MyStore", (KVStoreBase,), {}))
+    finally:
+        del KVStoreBase.kv_registry["mystore"]
+    with pytest.raises(TypeError, match="subclass of KVStoreBase"):
+        KVStoreBase.register(int)
+
+
+# ---------------------------------------------------------------------- local store
+
+@pytest.mark.multi_device
+def test_push_pull_sums_over_contexts():
+    kv = kvstore.create("local")
+    kv.init(3, nd.zeros((2, 2), ctx=cpu(1)))
+    vals = _on_all([np.full((2, 2), i + 1.0) for i in range(3)])
+    kv.push(3, vals)
+    outs = [nd.zeros((2, 2), ctx=c) for c in CTXS]
+    kv.pull(3, out=outs)
+    for o, c in zip(outs, CTXS):
+        assert o.context == c
+        np.testing.assert_array_equal(o.asnumpy(), np.full((2, 2), 6.0))
+    # without an optimizer, a push replaces the value
+    kv.push(3, nd.ones((2, 2), ctx=cpu(2)))
+    kv.pull(3, out=outs[0])
+    np.testing.assert_array_equal(outs[0].asnumpy(), np.ones((2, 2)))
+    # the pushed arrays are left alone
+    np.testing.assert_array_equal(vals[0].asnumpy(), np.ones((2, 2)))
+
+
+@pytest.mark.multi_device
+def test_list_of_keys_and_string_keys():
+    kv = kvstore.create("local")
+    kv.init(["a", "b"], [nd.zeros((2,)), nd.zeros((3,))])
+    kv.push(["a", "b"], [[nd.ones((2,), ctx=cpu(0)), nd.ones((2,), ctx=cpu(1))],
+                         nd.ones((3,)) * 5])
+    oa, ob = nd.zeros((2,), ctx=cpu(1)), nd.zeros((3,))
+    kv.pull(["a", "b"], out=[oa, ob])
+    assert oa.asnumpy().tolist() == [2.0, 2.0] and ob.asnumpy().tolist() == [5.0] * 3
+    with pytest.raises(ValueError, match="2 keys need 2"):
+        kv.push(["a", "b"], [nd.ones((2,))])
+
+
+def test_errors():
+    kv = kvstore.create("local")
+    kv.init(0, nd.zeros((2,)))
+    with pytest.raises(ValueError, match="initialized already"):
+        kv.init(0, nd.zeros((2,)))
+    with pytest.raises(KeyError, match="has not been initialized"):
+        kv.pull(1, out=nd.zeros((2,)))
+    with pytest.raises(ValueError, match="out="):
+        kv.pull(0)
+    with pytest.raises(ValueError, match="shape"):
+        kv.push(0, nd.zeros((3,)))
+    with pytest.raises(ValueError, match="must agree"):
+        kv.push(0, [nd.zeros((2,)), nd.zeros((2,), dtype="float64")])
+    with pytest.raises(TypeError, match="int or a str"):
+        kv.push(1.5, nd.zeros((2,)))
+    with pytest.raises(TypeError, match="NDArray"):
+        kv.push(0, np.zeros(2))
+    kv.set_optimizer(optimizer.SGD())
+    with pytest.raises(KeyError, match="init"):
+        kv.push(7, nd.zeros((2,)))
+    with pytest.raises(TypeError, match="Optimizer"):
+        kv.set_optimizer("sgd")
+
+
+@pytest.mark.multi_device
+def test_pushpull_is_allreduce():
+    kv = kvstore.create("local")
+    rng = np.random.default_rng(0)
+    raw = [rng.standard_normal((3, 4)) for _ in CTXS]
+    vals = _on_all(raw, "float64")
+    kv.pushpull("g", vals)  # in place, no init needed without an optimizer
+    expect = raw[0] + raw[1] + raw[2]
+    for v, c in zip(vals, CTXS):
+        assert v.context == c and v.dtype == np.float64
+        np.testing.assert_array_equal(v.asnumpy(), vals[0].asnumpy())
+    np.testing.assert_allclose(vals[0].asnumpy(), expect, rtol=1e-15)
+    # value and out of different lengths: two pushed, three receive
+    outs = [nd.zeros((3, 4), ctx=c, dtype="float64") for c in CTXS]
+    kv.pushpull("g", vals[:2], out=outs)
+    for o in outs:
+        np.testing.assert_allclose(o.asnumpy(), 2 * expect, rtol=1e-15)
+
+
+@pytest.mark.multi_device
+def test_broadcast():
+    kv = kvstore.create("local")
+    src = nd.array([1.0, 2.0], ctx=cpu(1))
+    outs = [nd.zeros((2,), ctx=c) for c in CTXS]
+    kv.broadcast("w", src, out=outs)
+    for o in outs:
+        assert o.asnumpy().tolist() == [1.0, 2.0]
+    kv.broadcast("w", nd.array([5.0, 6.0]), out=outs[2])  # replaces the value
+    assert outs[2].asnumpy().tolist() == [5.0, 6.0]
+    pulled = nd.zeros((2,))
+    kv.pull("w", out=pulled)
+    assert pulled.asnumpy().tolist() == [5.0, 6.0]
+
+
+@pytest.mark.multi_device
+def test_set_optimizer_updates_on_the_store():
+    kv = kvstore.create("local")
+    w0 = np.array([1.0, -2.0, 3.0])
+    kv.init(0, nd.array(w0, dtype="float64"))
+    opt = optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5)
+    kv.set_optimizer(opt)
+    grads = [np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.5, -1.0])]
+    w, mom = w0.copy(), np.zeros(3)
+    outs = [nd.zeros((3,), ctx=c, dtype="float64") for c in CTXS[:2]]
+    for _ in range(2):
+        kv.pushpull(0, _on_all(grads, "float64"), out=outs)
+        g = 0.5 * (grads[0] + grads[1])
+        mom = 0.9 * mom - 0.1 * (g + 0.01 * w)
+        w = w + mom
+        for o in outs:
+            np.testing.assert_allclose(o.asnumpy(), w, rtol=1e-14)
+
+
+def test_optimizer_states_round_trip(tmp_path):
+    def make():
+        kv = kvstore.create("local")
+        kv.init(0, nd.array([1.0, 2.0], dtype="float64"))
+        kv.set_optimizer(optimizer.Adam(learning_rate=0.1))
+        return kv
+
+    kv = make()
+    kv.push(0, nd.array([0.3, -0.7], dtype="float64"))
+    fname = str(tmp_path / "kv.states")
+    kv.save_optimizer_states(fname, dump_optimizer=True)
+    with open(fname, "rb") as f:
+        assert f.read(4) == b"PK\x03\x04"  # an .npz archive, not a pickle
+    kv2 = make()
+    w = nd.zeros((2,), dtype="float64")
+    kv.pull(0, out=w)
+    kv2.broadcast(0, w, out=nd.zeros((2,), dtype="float64"))
+    kv2.load_optimizer_states(fname)
+    g = nd.array([0.1, 0.2], dtype="float64")
+    kv.push(0, g)
+    kv2.push(0, g)
+    a, b = nd.zeros((2,), dtype="float64"), nd.zeros((2,), dtype="float64")
+    kv.pull(0, out=a)
+    kv2.pull(0, out=b)
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+    bad = tmp_path / "bad.states"
+    bad.write_bytes(b"\x80\x04not a states file")
+    with pytest.raises(ValueError, match="not optimizer states"):
+        kv2.load_optimizer_states(str(bad))
+    with pytest.raises(RuntimeError, match="set_optimizer"):
+        kvstore.create("local").save_optimizer_states(fname)
+
+
+def test_gradient_compression():
+    kv = kvstore.create("local")
+    kv.set_gradient_compression({"type": "none"})
+    with pytest.raises(NotImplementedError, match="2bit gradient compression is not"):
+        kv.set_gradient_compression({"type": "2bit", "threshold": 0.5})
+    with pytest.raises(ValueError, match="unknown compression type"):
+        kv.set_gradient_compression({"type": "fp8"})
+    with pytest.raises(ValueError, match="'type'"):
+        kv.set_gradient_compression({})
+
+
+def test_kvstore_ops_do_not_record():
+    kv = kvstore.create("local")
+    x = nd.ones((2,))
+    x.attach_grad()
+    with autograd.record():
+        y = x * 2
+        kv.pushpull("k", [y], out=nd.zeros((2,)))
+    assert not autograd.is_recording()
+
+
+# ---------------------------------------------------------------------- core.parallel
+
+@pytest.mark.multi_device
+def test_split_batch():
+    data = nd.arange(12).reshape(6, 2)
+    parts = parallel.split_batch(data, CTXS)
+    assert [p.context for p in parts] == CTXS
+    np.testing.assert_array_equal(np.concatenate([p.asnumpy() for p in parts]),
+                                  data.asnumpy())
+    parts = parallel.split_batch(np.zeros((2, 5)), CTXS[:2], batch_axis=1, even_split=False)
+    assert [p.shape for p in parts] == [(2, 3), (2, 2)]
+    with pytest.raises(ValueError, match="evenly"):
+        parallel.split_batch(data, [cpu(0), cpu(1), cpu(2), cpu(3)])
+    with pytest.raises(ValueError, match="empty"):
+        parallel.split_batch(data, [])
+    assert parallel.split_batch(data, cpu(1))[0].context == cpu(1)
+
+
+@pytest.mark.multi_device
+@pytest.mark.parametrize("store", [None, "local"])
+def test_allreduce_grads(store):
+    kv = kvstore.create(store) if store else None
+    grads = [_on_all([np.full(3, 1.0), np.full(3, 2.0), np.full(3, 4.0)]),
+             _on_all([np.full((2,), 1.0), np.full((2,), -1.0), np.full((2,), 0.5)])]
+    parallel.allreduce_grads(kv, grads)
+    for g in grads[0]:
+        assert g.asnumpy().tolist() == [7.0] * 3
+    for g in grads[1]:
+        assert g.asnumpy().tolist() == [0.5, 0.5]
+    # a replica left out of the sum still receives it; an empty entry is skipped
+    g = _on_all([np.ones(2), np.full(2, 10.0), np.full(2, 100.0)])
+    parallel.allreduce_grads(kv, [g[:2], []], out=[g, []], keys=["x", "y"])
+    assert [a.asnumpy().tolist() for a in g] == [[11.0, 11.0]] * 3
+
+
+@pytest.mark.multi_device
+def test_broadcast_params_and_create_kvstore():
+    ws = _on_all([np.ones(2), np.zeros(2), np.zeros(2)])
+    parallel.broadcast_params(None, [ws])
+    assert all(w.asnumpy().tolist() == [1.0, 1.0] for w in ws)
+    assert parallel.create_kvstore("local", 1) == (None, False)
+    assert parallel.create_kvstore(None, 4) == (None, False)
+    kv, on_kv = parallel.create_kvstore("device", 2, update_on_kvstore=True)
+    assert kv.type == "local" and on_kv is True
+    mine = kvstore.create("local")
+    assert parallel.create_kvstore(mine, 1)[0] is mine
+    with pytest.raises(TypeError, match="store name"):
+        parallel.create_kvstore(3, 2)
