@@ -7,9 +7,20 @@ time and compose: ``SequentialRNNCell``/``HybridSequentialRNNCell`` stack them,
 ``ResidualCell`` modify them. A cell unrolled equals the fused layer with the same
 weights.
 """
-from .rnn_cell import (BidirectionalCell, DropoutCell, GRUCell, HybridRecurrentCell,
-                       HybridSequentialRNNCell, LSTMCell, ModifierCell, RecurrentCell, RNNCell,
-                       ResidualCell, SequentialRNNCell, ZoneoutCell)
+from .rnn_cell import (
+                       BidirectionalCell,
+                       DropoutCell,
+                       GRUCell,
+                       HybridRecurrentCell,
+                       HybridSequentialRNNCell,
+                       LSTMCell,
+                       ModifierCell,
+                       RecurrentCell,
+                       ResidualCell,
+                       RNNCell,
+                       SequentialRNNCell,
+                       ZoneoutCell,
+)
 from .rnn_layer import GRU, LSTM, RNN
 
 __all__ = ["GRU", "LSTM", "RNN", "BidirectionalCell", "DropoutCell", "GRUCell",

@@ -53,11 +53,11 @@ def _call_state_func(func, name: str, info: dict):
 
 
 def _cells_state_info(cells, batch_size) -> list:
-    return sum([c.state_info(batch_size) for c in cells], [])
+    return [info for c in cells for info in c.state_info(batch_size)]
 
 
 def _cells_begin_state(cells, **kwargs) -> list:
-    return sum([c.begin_state(**kwargs) for c in cells], [])
+    return [state for c in cells for state in c.begin_state(**kwargs)]
 
 
 def _get_begin_state(cell, F, begin_state, inputs, batch_size):
@@ -504,14 +504,15 @@ def _step_stack(self, inputs, states):
     p = 0
     for cell in self._children.values():
         if isinstance(cell, BidirectionalCell):
-            raise ValueError(f"{type(self).__name__} '{self.name}' holds a BidirectionalCell, "
-                             "which cannot be stepped; use unroll()")
+            raise NotImplementedError(f"{type(self).__name__} '{self.name}' holds a "
+                                      "BidirectionalCell, which cannot be stepped; use "
+                                      "unroll()")
         n = len(cell.state_info())
         state = states[p:p + n]
         p += n
         inputs, state = cell(inputs, state)
-        next_states.append(state)
-    return inputs, sum(next_states, [])
+        next_states.extend(state)
+    return inputs, next_states
 
 
 def _unroll_stack(self, length, inputs, begin_state, layout, merge_outputs, valid_length):
