@@ -18,9 +18,9 @@ Example:
 from ..block import Block, HybridBlock
 from ..containers import HybridLambda, HybridSequential, Lambda, Sequential
 from . import activations, basic_layers, conv_layers
-from .activations import *  # noqa: F403
-from .basic_layers import *  # noqa: F403
-from .conv_layers import *  # noqa: F403
+from .activations import *
+from .basic_layers import *
+from .conv_layers import *
 
 __all__ = (["Block", "HybridBlock", "HybridLambda", "HybridSequential", "Lambda",
             "Sequential"] + activations.__all__ + basic_layers.__all__ + conv_layers.__all__)

@@ -22,6 +22,8 @@ from ..block import HybridBlock
 
 __all__ = ["ELU", "GELU", "SELU", "Activation", "LeakyReLU", "PReLU", "SiLU", "Swish"]
 
+_PRELU_INIT = initializer.Constant(0.25)
+
 
 class Activation(HybridBlock):
     """Applies an activation function (``F.Activation``) to the input.
@@ -116,7 +118,7 @@ class PReLU(HybridBlock):
         [-0.5, 3.0]
     """
 
-    def __init__(self, alpha_initializer=initializer.Constant(0.25), in_channels: int = 1,
+    def __init__(self, alpha_initializer=_PRELU_INIT, in_channels: int = 1,
                  **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():

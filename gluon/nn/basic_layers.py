@@ -259,7 +259,7 @@ class BatchNorm(HybridBlock):
         super().cast(dtype)
 
     def infer_shape(self, x, *args) -> None:
-        c = _channel_dim(type(self).__name__, x, self._kwargs["axis"])
+        c = _channel_dim(type(self).__name__, x, self._batch_norm_kwargs()["axis"])
         for p in (self.gamma, self.beta, self.running_mean, self.running_var):
             p.shape = (c,)
 
