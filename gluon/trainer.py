@@ -1,0 +1,415 @@
+"""``Trainer``: applies an optimizer to a set of Parameters (MXNet Gluon 1.9's ``gluon.Trainer``).
+
+``step(batch_size)`` is ``allreduce_grads()`` then ``update(batch_size)``, with the
+gradients scaled by ``1 / batch_size`` inside the optimizer (``rescale_grad``); both
+halves are public so that gradients can be changed in between (clipping, say).
+
+Several contexts (``initialize(ctx=[cpu(0), cpu(1)])``): each parameter has one replica
+and one gradient per context. ``allreduce_grads`` sums a parameter's gradients over the
+contexts and writes the sum into every gradient (``core.parallel``, through the
+``local`` kvstore); ``update`` then runs one optimizer updater per context on that
+context's replica. Every replica sees the same weight, the same summed gradient and
+the same optimizer state, so the replicas stay bitwise identical. With
+``update_on_kvstore=True`` the update runs once, on the store's copy of each weight
+(on the first context), and the new weight is copied into every replica; ``step`` is
+then the only way to update.
+
+Example:
+    >>> from core import nd, autograd
+    >>> from gluon import Parameter, Trainer
+    >>> w = Parameter("w", shape=(2,), init="ones"); w.initialize()
+    >>> trainer = Trainer([w], "sgd", {"learning_rate": 0.1})
+    >>> with autograd.record():
+    ...     loss = (w.data() * nd.array([1.0, 2.0])).sum()
+    >>> loss.backward()
+    >>> trainer.step(1)
+    >>> w.data().asnumpy().tolist()
+    [0.9, 0.8]
+"""
+from __future__ import annotations
+
+from core import optimizer as opt
+from core import parallel
+from core.kvstore import KVStoreBase
+
+from .parameter import Parameter, ParameterDict
+
+__all__ = ["StaleGradientError", "Trainer"]
+
+
+class StaleGradientError(UserWarning, RuntimeError):
+    """A parameter's gradient was not written by backward since the last update.
+
+    A ``UserWarning`` (what MXNet raises, so ``except UserWarning`` keeps working) and a
+    ``RuntimeError``.
+    """
+
+
+class Trainer:
+    """Applies an optimizer to a set of Parameters; use it with ``autograd``.
+
+    Args:
+        params: the parameters to optimize: a ParameterDict, a dict of name to
+            Parameter (both taken in sorted name order, as MXNet does) or a list of
+            Parameters. A parameter listed twice (shared) is updated once.
+        optimizer: an optimizer name (``'sgd'``, ``'adam'``, ...) or an Optimizer.
+        optimizer_params: keyword arguments for the optimizer named by ``optimizer``
+            (``{'learning_rate': 0.1, 'wd': 1e-4}``); must be empty for an Optimizer.
+        kvstore: how gradients are summed over contexts: ``'device'`` or ``'local'``
+            (in one process both use the local store), a ``core.kvstore`` store, or
+            None. With one context no store is used. With several contexts and
+            ``kvstore=None`` the gradients are still summed (directly, without a store).
+        compression_params: gradient compression for the store; only
+            ``{'type': 'none'}`` is supported (2-bit compression is not implemented).
+        update_on_kvstore: True runs the optimizer once on the store and copies the new
+            weights to every context; False or None (the default here) updates every
+            replica with the summed gradient.
+
+    Raises:
+        ValueError: ``params`` is not a list or dict of Parameters, or the parameters
+            live on different sets of contexts.
+
+    Example:
+        >>> from gluon import Parameter, Trainer
+        >>> w = Parameter("w", shape=(3,)); w.initialize()
+        >>> trainer = Trainer({"w": w}, "adam", {"learning_rate": 0.01})
+        >>> trainer.learning_rate
+        0.01
+        >>> trainer.set_learning_rate(0.001); trainer.optimizer.learning_rate
+        0.001
+    """
+
+    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
+                 compression_params=None, update_on_kvstore=None):
+        if isinstance(params, (dict, ParameterDict)):
+            params = [params[k] for k in sorted(params.keys())]
+        if not isinstance(params, (list, tuple)):
+            msg = f"First argument must be a list or dict of Parameters, got {type(params)}."
+            raise ValueError(msg)  # noqa: TRY004 - MXNet raises ValueError
+        self._params: list = []
+        self._param2idx: dict = {}
+        for p in params:
+            if not isinstance(p, Parameter):
+                msg = ("First argument must be a list or dict of Parameters, got list of "
+                       f"{type(p)}.")
+                raise ValueError(msg)  # noqa: TRY004 - MXNet raises ValueError
+            if id(p) in self._param2idx:
+                continue
+            self._param2idx[id(p)] = len(self._params)
+            self._params.append(p)
+            p._set_trainer(self)
+        self._compression_params = compression_params
+        self._contexts = self._check_contexts()
+        self._init_optimizer(optimizer, optimizer_params or {})
+        self._scale = self._optimizer.rescale_grad
+        if kvstore is not None and not isinstance(kvstore, (str, KVStoreBase)):
+            raise TypeError(f"kvstore must be None, a store name or a KVStoreBase, got "
+                            f"{type(kvstore).__name__}")
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = None
+        self._distributed = None
+        self._params_to_init: list = []
+        self._fresh = None  # freshness of the gradients, taken before allreduce_grads
+        self._reset_kvstore()
+
+    # ------------------------------------------------------------------ set-up
+    def _check_contexts(self) -> list:
+        contexts = None
+        for p in self._params:
+            ctx = p.list_ctx()
+            if contexts is not None and contexts != ctx:
+                raise ValueError(f"All Parameters must be initialized on the same set of "
+                                 f"contexts, but Parameter '{p.name}' is initialized on {ctx} "
+                                 f"while previous Parameters are initialized on {contexts}.")
+            contexts = ctx
+        return contexts or []
+
+    def _init_optimizer(self, optimizer, optimizer_params: dict) -> None:
+        # param_dict is shared, not copied: later changes to lr_mult/wd_mult apply.
+        param_dict = dict(enumerate(self._params))
+        if isinstance(optimizer, opt.Optimizer):
+            if optimizer_params:
+                raise ValueError("optimizer_params must be None if optimizer is an instance "
+                                 "of Optimizer instead of str")
+            self._optimizer = optimizer
+            self._optimizer.param_dict = param_dict
+        elif isinstance(optimizer, str):
+            self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
+        else:
+            raise TypeError(f"optimizer must be an optimizer name or a "
+                            f"core.optimizer.Optimizer, got {type(optimizer).__name__}")
+        self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
+
+    def _reset_kvstore(self) -> None:
+        """Re-copy every parameter into the store before the next update.
+
+        ``Parameter.set_data`` calls this when the store holds the weights
+        (``update_on_kvstore``). The store and its optimizer states are kept.
+        """
+        if self._kvstore is not None and "dist" in self._kvstore.type:
+            raise RuntimeError("Cannot reset distributed KVStore.")
+        self._params_to_init = list(self._params)
+
+    def _init_kvstore(self) -> None:
+        """Create the store (lazily, at the first update) as ``core.parallel`` decides."""
+        config = self._kvstore_params
+        kvstore, update_on_kvstore = parallel.create_kvstore(
+            config["kvstore"], len(self._contexts), config["update_on_kvstore"])
+        if kvstore is not None:
+            if self._compression_params:
+                kvstore.set_gradient_compression(self._compression_params)
+            if update_on_kvstore:
+                kvstore.set_optimizer(self._optimizer)
+        self._kvstore = kvstore
+        self._update_on_kvstore = update_on_kvstore if kvstore is not None else None
+        self._distributed = kvstore is not None and "dist" in kvstore.type
+        self._kv_initialized = True
+
+    def _init_params(self) -> None:
+        """Copy the parameters waiting in ``_params_to_init`` into the store (and the
+        first replica into the others); deferred ones wait for their shapes."""
+        waiting, ready = [], []
+        for p in self._params_to_init:
+            (waiting if p._deferred_init else ready).append(p)
+        if self._kvstore is not None and ready:
+            parallel.broadcast_params(self._kvstore, [p.list_data() for p in ready],
+                                      keys=[self._param2idx[id(p)] for p in ready])
+        self._params_to_init = waiting
+
+    def _prepare(self) -> None:
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def learning_rate(self) -> float:
+        """The optimizer's current learning rate."""
+        return self._optimizer.learning_rate
+
+    @property
+    def optimizer(self) -> opt.Optimizer:
+        """The optimizer."""
+        return self._optimizer
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Set a new learning rate of the optimizer.
+
+        Args:
+            lr: the new learning rate.
+
+        Raises:
+            UserWarning: (raised) the optimizer's learning rate comes from a scheduler.
+        """
+        self._optimizer.set_learning_rate(lr)
+
+    def _check_and_rescale_grad(self, scale: float) -> None:
+        if self._update_on_kvstore and self._distributed and self._kv_initialized \
+                and self._optimizer.rescale_grad != scale:
+            raise UserWarning("Possible change in the `batch_size` from previous `step` "
+                              "detected. Optimizer gradient normalizing factor will not "
+                              "change w.r.t new batch_size when update_on_kvstore=True and "
+                              "when distributed kvstore is used.")
+        self._optimizer.rescale_grad = scale
+
+    # ------------------------------------------------------------------ freshness
+    def _take_freshness(self) -> list:
+        """Per parameter, per replica: written by backward since the last update?
+
+        Taken before anything writes the gradients in place (the all-reduce does), since
+        any in-place write makes a gradient look fresh. None for ``grad_req='null'``.
+        """
+        fresh = []
+        for p in self._params:
+            if p.grad_req == "null":
+                fresh.append(None)
+                continue
+            p.list_data()  # an uninitialized (or deferred) parameter raises here
+            fresh.append(p._check_fresh())
+        return fresh
+
+    def _check_stale(self, fresh: list) -> None:
+        for p, f in zip(self._params, fresh):
+            if f is None or all(f):
+                continue
+            ctx = p.list_ctx()[f.index(False)]
+            raise StaleGradientError(
+                f"Gradient of Parameter `{p.name}` on context {ctx} has not been updated by "
+                "backward since last `step`. This could mean a bug in your model that made "
+                "it only use a subset of the Parameters (Blocks) for this iteration. If you "
+                "are intentionally only using a subset, call step with "
+                "ignore_stale_grad=True to suppress this warning and skip updating of "
+                "Parameters with stale gradient")
+
+    # ------------------------------------------------------------------ training
+    def step(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
+        """One update step: :meth:`allreduce_grads` then :meth:`update`.
+
+        Call it after ``backward()``, outside ``autograd.record()``.
+
+        Args:
+            batch_size: the gradients are scaled by ``1 / batch_size`` (through the
+                optimizer's ``rescale_grad``). Use 1 if the loss is a mean already.
+            ignore_stale_grad: skip parameters whose gradients backward did not write
+                since the last update, instead of raising. On several contexts a
+                replica with a stale gradient adds nothing to the sum.
+
+        Raises:
+            StaleGradientError: (a ``UserWarning``) a stale gradient, naming the
+                parameter and the context, and nothing is changed.
+        """
+        self._check_and_rescale_grad(self._scale / batch_size)
+        self._prepare()
+        fresh = self._take_freshness()
+        if not ignore_stale_grad:
+            self._check_stale(fresh)
+        if self._kvstore is not None and self._update_on_kvstore:
+            self._fresh = None
+            self._update_on_store(fresh)
+            return
+        self._allreduce_grads(fresh)
+        self._fresh = None
+        self._update(fresh)
+
+    def allreduce_grads(self) -> None:
+        """Sum every parameter's gradients over its contexts, in place.
+
+        Call it after ``backward()`` and before :meth:`update`, to work on the summed
+        gradients in between (e.g. ``gluon.utils.clip_global_norm``). With one context
+        there is nothing to sum.
+
+        Raises:
+            RuntimeError: the trainer updates on the kvstore (``update_on_kvstore=True``);
+                use :meth:`step`.
+        """
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise RuntimeError("allreduce_grads() when parameters are updated on kvstore is "
+                               "not supported. Try setting `update_on_kvstore` to False when "
+                               "creating trainer.")
+        fresh = self._take_freshness()
+        if self._fresh is None:  # the first call since the last update counts
+            self._fresh = fresh
+        self._allreduce_grads(fresh)
+
+    def _allreduce_grads(self, fresh: list) -> None:
+        if len(self._contexts) <= 1 and self._kvstore is None:
+            return
+        keys, grads, outs = [], [], []
+        for i, (p, f) in enumerate(zip(self._params, fresh)):
+            if f is None or not any(f):
+                continue
+            g = p.list_grad()
+            keys.append(i)
+            grads.append([x for x, ok in zip(g, f) if ok])
+            outs.append(g)
+        parallel.allreduce_grads(self._kvstore, grads, out=outs, keys=keys)
+
+    def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
+        """Update the parameters with their gradients (after :meth:`allreduce_grads`).
+
+        Args:
+            batch_size: the gradients are scaled by ``1 / batch_size``.
+            ignore_stale_grad: skip parameters with stale gradients instead of raising.
+
+        Raises:
+            RuntimeError: the trainer updates on the kvstore (``update_on_kvstore=True``).
+            StaleGradientError: (a ``UserWarning``) a stale gradient, naming the
+                parameter and the context; nothing is updated.
+        """
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise RuntimeError("update() when parameters are updated on kvstore is not "
+                               "supported. Try setting `update_on_kvstore` to False when "
+                               "creating trainer.")
+        self._check_and_rescale_grad(self._scale / batch_size)
+        fresh = self._fresh if self._fresh is not None else self._take_freshness()
+        self._fresh = None
+        if not ignore_stale_grad:
+            self._check_stale(fresh)
+        self._update(fresh)
+
+    def _update(self, fresh: list) -> None:
+        """Update every replica of each parameter with a fresh gradient (one updater call
+        per context, all parameters at once), then mark the gradients consumed."""
+        per_ctx = [([], [], []) for _ in self._updaters]
+        done = []
+        for i, (p, f) in enumerate(zip(self._params, fresh)):
+            if f is None or not any(f):
+                continue
+            for (idx, gs, ws), w, g in zip(per_ctx, p.list_data(), p.list_grad()):
+                idx.append(i)
+                gs.append(g)
+                ws.append(w)
+            done.append(p)
+        for updater, (idx, gs, ws) in zip(self._updaters, per_ctx):
+            if idx:
+                updater(idx, gs, ws)
+        for p in done:
+            p._mark_stale()
+
+    def _update_on_store(self, fresh: list) -> None:
+        keys, grads, weights, done = [], [], [], []
+        for i, (p, f) in enumerate(zip(self._params, fresh)):
+            if f is None or not any(f):
+                continue
+            keys.append(i)
+            grads.append([x for x, ok in zip(p.list_grad(), f) if ok])
+            weights.append(p.list_data())
+            done.append(p)
+        parallel.pushpull_update(self._kvstore, grads, weights, keys=keys)
+        for p in done:
+            p._mark_stale()
+
+    # ------------------------------------------------------------------ states
+    def save_states(self, fname: str) -> None:
+        """Save the optimizer and its states (momentum, moments, update counts) to
+        ``fname``, atomically and without pickle (``Updater.get_states`` bytes).
+
+        ``optimizer.param_dict`` (the parameters' ``lr_mult``/``wd_mult``) is not saved.
+
+        Args:
+            fname: the file.
+
+        Example:
+            >>> import os, tempfile
+            >>> from gluon import Parameter, Trainer
+            >>> w = Parameter("w", shape=(2,)); w.initialize()
+            >>> trainer = Trainer([w], "adam")
+            >>> path = os.path.join(tempfile.mkdtemp(), "trainer.states")
+            >>> trainer.save_states(path); trainer.load_states(path)
+        """
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            if self._params_to_init:
+                raise RuntimeError("Cannot save trainer states when some parameters are not "
+                                   "yet initialized in kvstore.")
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+        else:
+            parallel.save_states(fname, self._updaters[0], dump_optimizer=True)
+
+    def load_states(self, fname: str) -> None:
+        """Load what :meth:`save_states` wrote: the optimizer's settings and states.
+
+        ``optimizer.param_dict`` is set from this trainer's parameters, not the file.
+
+        Args:
+            fname: the file.
+
+        Raises:
+            ValueError: the file does not hold optimizer states (MXNet's pickled
+                states are refused).
+        """
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+        else:
+            parallel.load_states(fname, self._updaters)
+            for u in self._updaters:
+                u.optimizer = self._updaters[0].optimizer
+            self._optimizer = self._updaters[0].optimizer
+        self._optimizer.param_dict = dict(enumerate(self._params))
