@@ -210,10 +210,14 @@ def test_kvstore_ops_do_not_record():
     kv = kvstore.create("local")
     x = nd.ones((2,))
     x.attach_grad()
+    out = nd.zeros((2,))
     with autograd.record():
         y = x * 2
-        kv.pushpull("k", [y], out=nd.zeros((2,)))
-    assert not autograd.is_recording()
+        kv.pushpull("k", [y], out=out)  # no gradient flows through the store
+        z = (y * out).sum()
+    z.backward()
+    assert out.asnumpy().tolist() == [2.0, 2.0]
+    assert x.grad.asnumpy().tolist() == [4.0, 4.0]
 
 
 # ---------------------------------------------------------------------- core.parallel
