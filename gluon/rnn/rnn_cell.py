@@ -61,12 +61,14 @@ def _cells_begin_state(cells, **kwargs) -> list:
 
 
 def _get_begin_state(cell, F, begin_state, inputs, batch_size):
-    """``begin_state``, or zeros on the inputs' context and in their dtype."""
+    """``begin_state``, or zeros on the inputs' context (in their dtype when that is not
+    the default float32, where MXNet would make float32 states that its operators then
+    refuse to mix with float64 or float16 weights)."""
     if begin_state is None:
         first = inputs if isinstance(inputs, NDArray) else inputs[0]
+        extra = {} if first.dtype == numpy.float32 else {"dtype": first.dtype}
         with first.context:
-            begin_state = cell.begin_state(func=F.zeros, batch_size=batch_size,
-                                           dtype=first.dtype)
+            begin_state = cell.begin_state(func=F.zeros, batch_size=batch_size, **extra)
     return begin_state
 
 

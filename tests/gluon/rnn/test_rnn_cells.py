@@ -109,6 +109,17 @@ def test_callable_activation():
     numpy.testing.assert_allclose(out.asnumpy(), numpy.log(2.0), rtol=1e-6)
 
 
+def test_gluon_block_activations():
+    nn = pytest.importorskip("gluon.nn")
+    x, h = nd.array([[-1.0, -1.0]]), [nd.zeros((1, 3))]
+    cell = rnn.RNNCell(3, activation=nn.LeakyReLU(0.1), input_size=2)
+    cell.initialize("ones")
+    numpy.testing.assert_allclose(cell(x, h)[0].asnumpy(), -0.2, rtol=1e-6)
+    cell = rnn.RNNCell(3, activation=nn.Activation("sigmoid"), input_size=2)
+    cell.initialize("ones")
+    numpy.testing.assert_allclose(cell(x, h)[0].asnumpy(), sigmoid(-2.0), rtol=1e-6)
+
+
 # --------------------------------------------------------------------------- unroll
 def _unroll_reference(cell, kind, x_tnc, states):
     outs = []
