@@ -15,12 +15,14 @@ from . import (
     context,
     dtypes,
     initializer,
+    kvstore,
     lr_scheduler,
     metric,
     nd,
     np,
     ops,
     optimizer,
+    parallel,
     random,
     serialization,
 )
@@ -31,5 +33,5 @@ __version__ = "0.1.0"
 init = initializer  # MXNet's mx.init
 
 __all__ = ["Context", "NDArray", "__version__", "array", "autograd", "context", "cpu",
-           "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "init", "initializer", "lr_scheduler",
-           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "random", "serialization"]
+           "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "init", "initializer", "kvstore", "lr_scheduler",
+           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "parallel", "random", "serialization"]

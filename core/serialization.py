@@ -133,7 +133,7 @@ def _write_hdf5(f, meta, arrays) -> None:
             h5.create_dataset(f"a{i}", data=arr)
 
 
-def _atomic_write(filename: str, writer) -> None:
+def atomic_write(filename: str, writer) -> None:
     """Write through ``writer(fileobj)`` into a temporary file, then rename it."""
     path = os.fspath(filename)
     directory = os.path.dirname(os.path.abspath(path))
@@ -194,9 +194,9 @@ def save(fname: str, data) -> None:
     kind, entries = _entries(data)
     meta, arrays = _describe(kind, entries)
     if os.fspath(fname).lower().endswith(_HDF5_EXT):
-        _atomic_write(fname, lambda f: _write_hdf5(f, meta, arrays))
+        atomic_write(fname, lambda f: _write_hdf5(f, meta, arrays))
     else:
-        _atomic_write(fname, lambda f: _write_npz(f, meta, arrays))
+        atomic_write(fname, lambda f: _write_npz(f, meta, arrays))
 
 
 # --------------------------------------------------------------------------- loading

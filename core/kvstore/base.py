@@ -244,4 +244,4 @@ def write_bytes_atomic(fname: str, data: bytes) -> None:
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"write_bytes_atomic: data must be bytes, got {type(data).__name__}")
-    serialization._atomic_write(fname, lambda f: f.write(data))
+    serialization.atomic_write(fname, lambda f: f.write(data))

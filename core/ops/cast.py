@@ -40,9 +40,9 @@ def _copyto_infer(x, to=None):
 def _copyto(xp, x, to=None, _from=None):
     """Copy to the context ``to`` (differentiable: the gradient goes back)."""
     dst = to.xp
-    if dst is xp:
+    if dst is xp and to.device_type == "cpu":
         return x.copy()
     if to.device_type == "cpu":
         return x.get()
-    with to.device_guard():
-        return dst.asarray(x)
+    with to.device_guard():  # GPU to GPU copies peer to peer onto the target device
+        return dst.array(x, copy=True)
