@@ -149,7 +149,7 @@ def _make_shm_dir():
     if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
         return None
     try:
-        return tempfile.mkdtemp(prefix="kbackend-dataloader-", dir="/dev/shm")
+        return tempfile.mkdtemp(prefix=f"kbackend-dataloader-{os.getpid()}-", dir="/dev/shm")
     except OSError:
         return None
 

@@ -392,7 +392,9 @@ def test_spawn_start_method(monkeypatch):
 def _shm_dirs():
     if not os.path.isdir("/dev/shm"):
         return set()
-    return {d for d in os.listdir("/dev/shm") if d.startswith("kbackend-dataloader-")}
+    # only this process's directories: other test runs on the machine make their own
+    mine = f"kbackend-dataloader-{os.getpid()}-"
+    return {d for d in os.listdir("/dev/shm") if d.startswith(mine)}
 
 
 @pytest.mark.parametrize("min_bytes", [0, None], ids=["shm", "pipe"])
