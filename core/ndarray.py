@@ -406,7 +406,8 @@ class NDArray:
 
     def __repr__(self) -> str:
         shape = "x".join(str(s) for s in self.shape)
-        return f"\n{self.asnumpy()}\n<{type(self).__name__} {shape} @{self._ctx}>"
+        head = f"{type(self).__name__} {shape}" if shape else type(self).__name__
+        return f"\n{self.asnumpy()}\n<{head} @{self._ctx}>"
 
     def __str__(self) -> str:
         return self.__repr__()
