@@ -157,4 +157,50 @@ def machine_report(torch=None) -> list[str]:
             lines.append(f"{var}={os.environ[var]}")
     if torch is not None:
         lines.append(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads")
+    load = load_average()
+    if load:
+        lines.append(f"load average (1, 5, 15 min) at start: {load} (other work, and "
+                     "benchmarks that just ran, both count)")
     return lines
+
+
+def load_average() -> str:
+    """The 1, 5 and 15-minute load averages as text, or '' where the OS has none."""
+    try:
+        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except (AttributeError, OSError):
+        return ""
+
+
+def check_close(what: str, pairs, *, rtol: float = 1e-4, atol: float = 1e-5) -> float:
+    """Raise RuntimeError unless every ``(name, got, want)`` in ``pairs`` agrees.
+
+    ``got`` and ``want`` are scalars or arrays (anything ``numpy.asarray`` takes: NDArrays
+    via ``asnumpy()``, torch tensors via ``detach().numpy()``); they agree when
+    ``|got - want| <= atol + rtol * |want|`` everywhere. A workload calls this once before
+    timing, so the implementations it compares are known to do the same computation.
+    Returns the largest absolute difference seen.
+    """
+    import numpy
+
+    def arr(a):
+        if hasattr(a, "asnumpy"):
+            a = a.asnumpy()
+        elif hasattr(a, "detach"):
+            a = a.detach().numpy()
+        return numpy.asarray(a, dtype=numpy.float64)
+
+    worst = 0.0
+    for name, got, want in pairs:
+        g, w = arr(got), arr(want)
+        if g.shape != w.shape:
+            raise RuntimeError(f"{what}: {name} has shape {g.shape}, expected {w.shape}")
+        diff = numpy.abs(g - w)
+        worst = max(worst, float(numpy.nanmax(diff, initial=0.0)))
+        bad = ~(diff <= atol + rtol * numpy.abs(w))  # NaN disagrees too
+        if bad.any():
+            i = numpy.unravel_index(int(numpy.argmax(bad)), g.shape)
+            raise RuntimeError(f"{what}: {name} disagrees at {tuple(int(v) for v in i)}: "
+                               f"{g[i]:.7g} vs {w[i]:.7g} (max abs difference "
+                               f"{float(numpy.nanmax(diff, initial=0.0)):.3g}, rtol {rtol}, atol {atol})")
+    return worst
