@@ -3,23 +3,13 @@ RMSProp (Tieleman and Hinton's, and Graves' centered version).
 
 Each update rule is a function over raw ``xp`` arrays that writes the weight and its
 accumulators in place; the fused CuPy kernel that replaces it on GPU is declared right
-under it. Everything is computed in float32 (float64 for float64 weights).
+above it (``core.optimizer._fused``). Everything is computed in float32 (float64 for
+float64 weights).
 """
 from __future__ import annotations
 
-from .optimizer import (
-    CLIP_GRAD,
-    Optimizer,
-    array_module,
-    compute_dtype,
-    launch,
-    per_index,
-    raw,
-    register,
-    scaled_grad,
-    use_kernel,
-    zeros_state,
-)
+from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
+from .optimizer import array_module, bound, compute_dtype, register, zeros_state
 
 __all__ = ["AdaDelta", "AdaGrad", "RMSProp"]
 
@@ -29,10 +19,17 @@ _CLIP_WEIGHT = ("if (clip_weights >= 0) { ww = ww > clip_weights ? clip_weights 
                 " (ww < -clip_weights ? -clip_weights : ww); }")
 
 
+_ADAGRAD_KERNEL = (
+    "G g, T lr, T wd, T eps, T rescale, T clip", "P w, P hist",
+    "T gr = rescale * (T)g; " + CLIP_GRAD +
+    " T hh = (T)hist + gr * gr; hist = (P)hh;"
+    " w = (P)((T)w - lr * (gr / sqrt(hh + eps) + wd * (T)w));",
+    "kb_adagrad_update")
+
+
+@fused(_ADAGRAD_KERNEL)
 def adagrad_update(w, g, hist, lr, wd, eps, rescale, clip):
     """``d = clip(rescale * g); hist += d * d; w -= lr * (d / sqrt(hist + eps) + wd * w)``."""
-    if use_kernel(w):
-        return launch(_ADAGRAD_KERNEL, w, (g,), (lr, wd, eps, rescale, clip), (w, hist))
     xp = array_module(w)
     ct = compute_dtype(w.dtype)
     t = scaled_grad(xp, g, rescale, clip, ct)
@@ -44,24 +41,23 @@ def adagrad_update(w, g, hist, lr, wd, eps, rescale, clip):
         t += xp.multiply(w, ct.type(wd), dtype=ct)
     t *= lr
     w -= t
-    return None
 
 
-_ADAGRAD_KERNEL = (
-    "G g, T lr, T wd, T eps, T rescale, T clip", "P w, P hist",
+_ADADELTA_KERNEL = (
+    "G g, T wd, T rho, T eps, T rescale, T clip", "P w, P acc_g, P acc_delta",
     "T gr = rescale * (T)g; " + CLIP_GRAD +
-    " T hh = (T)hist + gr * gr; hist = (P)hh;"
-    " w = (P)((T)w - lr * (gr / sqrt(hh + eps) + wd * (T)w));",
-    "kb_adagrad_update")
+    " T ag = rho * (T)acc_g + (1 - rho) * gr * gr;"
+    " T d = sqrt((T)acc_delta + eps) / sqrt(ag + eps) * gr;"
+    " T ad = rho * (T)acc_delta + (1 - rho) * d * d;"
+    " acc_g = (P)ag; acc_delta = (P)ad; w = (P)((T)w - d - wd * (T)w);",
+    "kb_adadelta_update")
 
 
+@fused(_ADADELTA_KERNEL)
 def adadelta_update(w, g, acc_g, acc_delta, wd, rho, eps, rescale, clip):
     """``d = clip(rescale * g); acc_g = rho * acc_g + (1 - rho) * d * d;
     delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * d;
     acc_delta = rho * acc_delta + (1 - rho) * delta * delta; w -= delta + wd * w``."""
-    if use_kernel(w):
-        return launch(_ADADELTA_KERNEL, w, (g,), (wd, rho, eps, rescale, clip),
-                      (w, acc_g, acc_delta))
     xp = array_module(w)
     ct = compute_dtype(w.dtype)
     t = scaled_grad(xp, g, rescale, clip, ct)
@@ -78,38 +74,6 @@ def adadelta_update(w, g, acc_g, acc_delta, wd, rho, eps, rescale, clip):
     if wd:
         num += xp.multiply(w, ct.type(wd), dtype=ct)
     w -= num
-    return None
-
-
-_ADADELTA_KERNEL = (
-    "G g, T wd, T rho, T eps, T rescale, T clip", "P w, P acc_g, P acc_delta",
-    "T gr = rescale * (T)g; " + CLIP_GRAD +
-    " T ag = rho * (T)acc_g + (1 - rho) * gr * gr;"
-    " T d = sqrt((T)acc_delta + eps) / sqrt(ag + eps) * gr;"
-    " T ad = rho * (T)acc_delta + (1 - rho) * d * d;"
-    " acc_g = (P)ag; acc_delta = (P)ad; w = (P)((T)w - d - wd * (T)w);",
-    "kb_adadelta_update")
-
-
-def rmsprop_update(w, g, n, lr, wd, gamma1, eps, rescale, clip, clip_weights):
-    """``d = clip(rescale * g + wd * w); n = (1 - gamma1) * d * d + gamma1 * n;
-    w = clip_w(w - lr * d / sqrt(n + eps))``."""
-    if use_kernel(w):
-        return launch(_RMSPROP_KERNEL, w, (g,),
-                      (lr, wd, gamma1, eps, rescale, clip, clip_weights), (w, n))
-    xp = array_module(w)
-    ct = compute_dtype(w.dtype)
-    t = scaled_grad(xp, g, rescale, clip, ct, w, wd)
-    n *= gamma1
-    n += t * t * (1.0 - gamma1)
-    den = xp.add(n, ct.type(eps), dtype=ct)
-    xp.sqrt(den, out=den)
-    t /= den
-    t *= lr
-    w -= t
-    if clip_weights >= 0:
-        xp.clip(w, -clip_weights, clip_weights, out=w)
-    return None
 
 
 _RMSPROP_KERNEL = (
@@ -120,34 +84,22 @@ _RMSPROP_KERNEL = (
     "kb_rmsprop_update")
 
 
-def rmspropalex_update(w, g, n, gbar, delta, lr, wd, gamma1, gamma2, eps, rescale, clip,
-                       clip_weights):
-    """Centered RMSProp (Graves): ``d = clip(rescale * g + wd * w);
-    n = (1 - gamma1) * d * d + gamma1 * n; gbar = (1 - gamma1) * d + gamma1 * gbar;
-    delta = gamma2 * delta - lr * d / sqrt(n - gbar * gbar + eps); w = clip_w(w + delta)``."""
-    if use_kernel(w):
-        return launch(_RMSPROPALEX_KERNEL, w, (g,),
-                      (lr, wd, gamma1, gamma2, eps, rescale, clip, clip_weights),
-                      (w, n, gbar, delta))
+@fused(_RMSPROP_KERNEL)
+def rmsprop_update(w, g, sq, lr, wd, gamma1, eps, rescale, clip, clip_weights):
+    """``d = clip(rescale * g + wd * w); sq = (1 - gamma1) * d * d + gamma1 * sq;
+    w = clip_w(w - lr * d / sqrt(sq + eps))``."""
     xp = array_module(w)
     ct = compute_dtype(w.dtype)
     t = scaled_grad(xp, g, rescale, clip, ct, w, wd)
-    n *= gamma1
-    n += t * t * (1.0 - gamma1)
-    gbar *= gamma1
-    gbar += t * (1.0 - gamma1)
-    den = xp.multiply(gbar, gbar, dtype=ct)
-    xp.subtract(n, den, out=den)
-    den += eps
+    sq *= gamma1
+    sq += t * t * (1.0 - gamma1)
+    den = xp.add(sq, ct.type(eps), dtype=ct)
     xp.sqrt(den, out=den)
     t /= den
     t *= lr
-    delta *= gamma2
-    delta -= t
-    w += delta
+    w -= t
     if clip_weights >= 0:
         xp.clip(w, -clip_weights, clip_weights, out=w)
-    return None
 
 
 _RMSPROPALEX_KERNEL = (
@@ -162,8 +114,34 @@ _RMSPROPALEX_KERNEL = (
     "kb_rmspropalex_update")
 
 
+@fused(_RMSPROPALEX_KERNEL)
+def rmspropalex_update(w, g, sq, gbar, delta, lr, wd, gamma1, gamma2, eps, rescale, clip,
+                       clip_weights):
+    """Centered RMSProp (Graves): ``d = clip(rescale * g + wd * w);
+    sq = (1 - gamma1) * d * d + gamma1 * sq; gbar = (1 - gamma1) * d + gamma1 * gbar;
+    delta = gamma2 * delta - lr * d / sqrt(sq - gbar * gbar + eps); w = clip_w(w + delta)``."""
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct, w, wd)
+    sq *= gamma1
+    sq += t * t * (1.0 - gamma1)
+    gbar *= gamma1
+    gbar += t * (1.0 - gamma1)
+    den = xp.multiply(gbar, gbar, dtype=ct)
+    xp.subtract(sq, den, out=den)
+    den += eps
+    xp.sqrt(den, out=den)
+    t /= den
+    t *= lr
+    delta *= gamma2
+    delta -= t
+    w += delta
+    if clip_weights >= 0:
+        xp.clip(w, -clip_weights, clip_weights, out=w)
+
+
 @register
-class AdaGrad(Optimizer):
+class AdaGrad(FusedOptimizer):
     """AdaGrad (Duchi et al.): per-coordinate rates from the sum of squared gradients.
 
     ::
@@ -194,19 +172,13 @@ class AdaGrad(Optimizer):
     def create_state(self, index, weight):
         return zeros_state(weight)
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        w, g = raw(self, weight, grad)
-        with weight.context.device_guard():
-            adagrad_update(w, g, state._data, lr, wd, self.float_stable_eps,
-                           self.rescale_grad, self._clip())
-        weight._version += 1
+    def _step(self, index, ctx, w, g, hist, lr, wd):
+        adagrad_update(w, g, hist, lr, wd, self.float_stable_eps, self.rescale_grad,
+                       self._clip())
 
 
 @register
-class AdaDelta(Optimizer):
+class AdaDelta(FusedOptimizer):
     """AdaDelta (Zeiler): no learning rate, step sizes from running averages.
 
     ::
@@ -225,6 +197,8 @@ class AdaDelta(Optimizer):
         **kwargs: the arguments of :class:`Optimizer`.
     """
 
+    _uses_lr = False
+
     def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs):
         super().__init__(**kwargs)
         self.rho = rho
@@ -233,20 +207,14 @@ class AdaDelta(Optimizer):
     def create_state(self, index, weight):
         return (zeros_state(weight), zeros_state(weight))
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        wd = self._get_wd(index)
-        self._update_count(index)
-        w, g = raw(self, weight, grad)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         acc_g, acc_delta = state
-        with weight.context.device_guard():
-            adadelta_update(w, g, acc_g._data, acc_delta._data, wd, self.rho, self.epsilon,
-                            self.rescale_grad, self._clip())
-        weight._version += 1
+        adadelta_update(w, g, acc_g, acc_delta, wd, self.rho, self.epsilon, self.rescale_grad,
+                        self._clip())
 
 
 @register
-class RMSProp(Optimizer):
+class RMSProp(FusedOptimizer):
     """RMSProp: Tieleman and Hinton's (``centered=False``) or Graves' centered version.
 
     Not centered (state ``(n,)``)::
@@ -288,21 +256,13 @@ class RMSProp(Optimizer):
             return (zeros_state(weight), zeros_state(weight), zeros_state(weight))
         return (zeros_state(weight),)
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        cw = self.clip_weights
-        cw = float(cw) if cw is not None and cw > 0 else -1.0
-        w, g = raw(self, weight, grad)
-        with weight.context.device_guard():
-            if self.centered:
-                n, gbar, delta = state
-                rmspropalex_update(w, g, n._data, gbar._data, delta._data, lr, wd,
-                                   self.gamma1, self.gamma2, self.epsilon, self.rescale_grad,
-                                   self._clip(), cw)
-            else:
-                (n,) = state
-                rmsprop_update(w, g, n._data, lr, wd, self.gamma1, self.epsilon,
-                               self.rescale_grad, self._clip(), cw)
-        weight._version += 1
+    def _step(self, index, ctx, w, g, state, lr, wd):
+        cw = bound(self.clip_weights)
+        if self.centered:
+            sq, gbar, delta = state
+            rmspropalex_update(w, g, sq, gbar, delta, lr, wd, self.gamma1, self.gamma2,
+                               self.epsilon, self.rescale_grad, self._clip(), cw)
+        else:
+            (sq,) = state
+            rmsprop_update(w, g, sq, lr, wd, self.gamma1, self.epsilon, self.rescale_grad,
+                           self._clip(), cw)

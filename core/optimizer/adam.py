@@ -2,30 +2,20 @@
 
 Each update rule is a function over raw ``xp`` arrays that writes the weight and its
 moment estimates in place; the fused CuPy kernel that replaces it on GPU is declared
-right under it. Everything is computed in float32 (float64 for float64 weights).
+right above it (``core.optimizer._fused``). Everything is computed in float32 (float64
+for float64 weights).
 """
 from __future__ import annotations
 
 import math
 
-from .optimizer import (
-    CLIP_GRAD,
-    Optimizer,
-    array_module,
-    compute_dtype,
-    launch,
-    per_index,
-    raw,
-    register,
-    scaled_grad,
-    use_kernel,
-    zeros_state,
-)
+from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
+from .optimizer import array_module, compute_dtype, register, zeros_state
 
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam"]
 
 
-def _moments(xp, t, m, v, beta1, beta2):
+def update_moments(xp, t, m, v, beta1, beta2):
     """``m = beta1 * m + (1 - beta1) * t; v = beta2 * v + (1 - beta2) * t * t``; ``t`` is
     overwritten."""
     m *= beta1
@@ -36,23 +26,6 @@ def _moments(xp, t, m, v, beta1, beta2):
     v += t
 
 
-def adam_update(w, g, m, v, lr, wd, beta1, beta2, eps, rescale, clip):
-    """``d = clip(rescale * g + wd * w)``; moments of ``d``;
-    ``w -= lr * m / (sqrt(v) + eps)`` (``lr`` carries the bias correction)."""
-    if use_kernel(w):
-        return launch(_ADAM_KERNEL, w, (g,), (lr, wd, beta1, beta2, eps, rescale, clip),
-                      (w, m, v))
-    xp = array_module(w)
-    t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype), w, wd)
-    _moments(xp, t, m, v, beta1, beta2)
-    xp.sqrt(v, out=t)
-    t += eps
-    xp.divide(m, t, out=t)
-    t *= lr
-    w -= t
-    return None
-
-
 _ADAM_KERNEL = (
     "G g, T lr, T wd, T beta1, T beta2, T eps, T rescale, T clip", "P w, P m, P v",
     "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
@@ -61,24 +34,18 @@ _ADAM_KERNEL = (
     "kb_adam_update")
 
 
-def adamw_update(w, g, m, v, eta, wd, beta1, beta2, eps, rescale, clip):
-    """``d = clip(rescale * g)``; moments of ``d``;
-    ``w -= eta * (m / (sqrt(v) + eps) + wd * w)``."""
-    if use_kernel(w):
-        return launch(_ADAMW_KERNEL, w, (g,), (eta, wd, beta1, beta2, eps, rescale, clip),
-                      (w, m, v))
+@fused(_ADAM_KERNEL)
+def adam_update(w, g, m, v, lr, wd, beta1, beta2, eps, rescale, clip):
+    """``d = clip(rescale * g + wd * w)``; moments of ``d``;
+    ``w -= lr * m / (sqrt(v) + eps)`` (``lr`` carries the bias correction)."""
     xp = array_module(w)
-    ct = compute_dtype(w.dtype)
-    t = scaled_grad(xp, g, rescale, clip, ct)
-    _moments(xp, t, m, v, beta1, beta2)
+    t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype), w, wd)
+    update_moments(xp, t, m, v, beta1, beta2)
     xp.sqrt(v, out=t)
     t += eps
     xp.divide(m, t, out=t)
-    if wd:
-        t += xp.multiply(w, ct.type(wd), dtype=ct)
-    t *= eta
+    t *= lr
     w -= t
-    return None
 
 
 _ADAMW_KERNEL = (
@@ -89,23 +56,21 @@ _ADAMW_KERNEL = (
     "kb_adamw_update")
 
 
-def adamax_update(w, g, m, u, lr, wd, beta1, beta2, rescale, clip):
-    """``d = clip(rescale * g + wd * w); m = beta1 * m + (1 - beta1) * d;
-    u = max(beta2 * u, |d|); w -= lr * m / u``."""
-    if use_kernel(w):
-        return launch(_ADAMAX_KERNEL, w, (g,), (lr, wd, beta1, beta2, rescale, clip),
-                      (w, m, u))
+@fused(_ADAMW_KERNEL)
+def adamw_update(w, g, m, v, eta, wd, beta1, beta2, eps, rescale, clip):
+    """``d = clip(rescale * g)``; moments of ``d``;
+    ``w -= eta * (m / (sqrt(v) + eps) + wd * w)``."""
     xp = array_module(w)
-    t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype), w, wd)
-    m *= beta1
-    m += t * (1.0 - beta1)
-    u *= beta2
-    xp.abs(t, out=t)
-    xp.maximum(u, t, out=u)
-    xp.divide(m, u, out=t)
-    t *= lr
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct)
+    update_moments(xp, t, m, v, beta1, beta2)
+    xp.sqrt(v, out=t)
+    t += eps
+    xp.divide(m, t, out=t)
+    if wd:
+        t += xp.multiply(w, ct.type(wd), dtype=ct)
+    t *= eta
     w -= t
-    return None
 
 
 _ADAMAX_KERNEL = (
@@ -116,24 +81,20 @@ _ADAMAX_KERNEL = (
     "kb_adamax_update")
 
 
-def nadam_update(w, g, m, v, lr, wd, beta1, beta2, eps, rescale, clip, cg, cm, cv):
-    """``d = clip(rescale * g + wd * w)``; moments of ``d``;
-    ``w -= lr * (cg * d + cm * m) / (sqrt(cv * v) + eps)``."""
-    if use_kernel(w):
-        return launch(_NADAM_KERNEL, w, (g,),
-                      (lr, wd, beta1, beta2, eps, rescale, clip, cg, cm, cv), (w, m, v))
+@fused(_ADAMAX_KERNEL)
+def adamax_update(w, g, m, u, lr, wd, beta1, beta2, rescale, clip):
+    """``d = clip(rescale * g + wd * w); m = beta1 * m + (1 - beta1) * d;
+    u = max(beta2 * u, |d|); w -= lr * m / u``."""
     xp = array_module(w)
     t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype), w, wd)
-    bar = t * cg
-    _moments(xp, t, m, v, beta1, beta2)
-    bar += m * cm
-    xp.multiply(v, cv, out=t)
-    xp.sqrt(t, out=t)
-    t += eps
-    xp.divide(bar, t, out=t)
+    m *= beta1
+    m += t * (1.0 - beta1)
+    u *= beta2
+    xp.abs(t, out=t)
+    xp.maximum(u, t, out=u)
+    xp.divide(m, u, out=t)
     t *= lr
     w -= t
-    return None
 
 
 _NADAM_KERNEL = (
@@ -146,8 +107,43 @@ _NADAM_KERNEL = (
     "kb_nadam_update")
 
 
+@fused(_NADAM_KERNEL)
+def nadam_update(w, g, m, v, lr, wd, beta1, beta2, eps, rescale, clip, cg, cm, cv):
+    """``d = clip(rescale * g + wd * w)``; moments of ``d``;
+    ``w -= lr * (cg * d + cm * m) / (sqrt(cv * v) + eps)``."""
+    xp = array_module(w)
+    t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype), w, wd)
+    bar = t * cg
+    update_moments(xp, t, m, v, beta1, beta2)
+    bar += m * cm
+    xp.multiply(v, cv, out=t)
+    xp.sqrt(t, out=t)
+    t += eps
+    xp.divide(bar, t, out=t)
+    t *= lr
+    w -= t
+
+
+class AdamBase(FusedOptimizer):
+    """The base of the Adam family (and LAMB): the decays ``beta1`` and ``beta2`` of two
+    moment estimates, and the state ``(m, v)``."""
+
+    def __init__(self, learning_rate: float, beta1: float, beta2: float, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def create_state(self, index, weight):
+        return (zeros_state(weight), zeros_state(weight))
+
+    def _bias_corrected(self, lr: float, index) -> float:
+        """``lr * sqrt(1 - beta2 ** t) / (1 - beta1 ** t)`` at update ``t`` of ``index``."""
+        t = self._index_update_count[index]
+        return lr * (math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
+
+
 @register
-class Adam(Optimizer):
+class Adam(AdamBase):
     """Adam (Kingma and Ba), with MXNet 1.x's bias correction folded into the rate.
 
     At step ``t`` of a weight::
@@ -181,31 +177,18 @@ class Adam(Optimizer):
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9,
                  beta2: float = 0.999, epsilon: float = 1e-8, lazy_update: bool = True,
                  **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
         self.epsilon = epsilon
         self.lazy_update = lazy_update
 
-    def create_state(self, index, weight):
-        return (zeros_state(weight), zeros_state(weight))
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
-        lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        w, g = raw(self, weight, grad)
-        mean, var = state
-        with weight.context.device_guard():
-            adam_update(w, g, mean._data, var._data, lr, wd, self.beta1, self.beta2,
-                        self.epsilon, self.rescale_grad, self._clip())
-        weight._version += 1
+    def _step(self, index, ctx, w, g, state, lr, wd):
+        m, v = state
+        adam_update(w, g, m, v, self._bias_corrected(lr, index), wd, self.beta1, self.beta2,
+                    self.epsilon, self.rescale_grad, self._clip())
 
 
 @register
-class AdamW(Optimizer):
+class AdamW(AdamBase):
     """AdamW: Adam with decoupled weight decay (Loshchilov and Hutter), as MXNet 2.0's.
 
     At step ``t`` of a weight::
@@ -233,32 +216,20 @@ class AdamW(Optimizer):
                  beta2: float = 0.999, epsilon: float = 1e-6, correct_bias: bool = True,
                  **kwargs):
         kwargs.pop("use_fused_step", None)
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
         self.epsilon = epsilon
         self.correct_bias = correct_bias
 
-    def create_state(self, index, weight):
-        return (zeros_state(weight), zeros_state(weight))
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         if self.correct_bias:
-            t = self._index_update_count[index]
-            lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        w, g = raw(self, weight, grad)
-        mean, var = state
-        with weight.context.device_guard():
-            adamw_update(w, g, mean._data, var._data, lr, wd, self.beta1, self.beta2,
-                         self.epsilon, self.rescale_grad, self._clip())
-        weight._version += 1
+            lr = self._bias_corrected(lr, index)
+        m, v = state
+        adamw_update(w, g, m, v, lr, wd, self.beta1, self.beta2, self.epsilon,
+                     self.rescale_grad, self._clip())
 
 
 @register
-class Adamax(Optimizer):
+class Adamax(AdamBase):
     """AdaMax, Adam's variant on the infinity norm (Kingma and Ba, section 7).
 
     At step ``t`` of a weight::
@@ -279,29 +250,17 @@ class Adamax(Optimizer):
 
     def __init__(self, learning_rate: float = 0.002, beta1: float = 0.9,
                  beta2: float = 0.999, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
 
-    def create_state(self, index, weight):
-        return (zeros_state(weight), zeros_state(weight))
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
-        lr /= 1.0 - self.beta1 ** t
-        w, g = raw(self, weight, grad)
+    def _step(self, index, ctx, w, g, state, lr, wd):
+        lr /= 1.0 - self.beta1 ** self._index_update_count[index]
         m, u = state
-        with weight.context.device_guard():
-            adamax_update(w, g, m._data, u._data, lr, wd, self.beta1, self.beta2,
-                          self.rescale_grad, self._clip())
-        weight._version += 1
+        adamax_update(w, g, m, u, lr, wd, self.beta1, self.beta2, self.rescale_grad,
+                      self._clip())
 
 
 @register
-class Nadam(Optimizer):
+class Nadam(AdamBase):
     """Nadam: Adam with Nesterov momentum (Dozat), with a warming momentum schedule.
 
     At step ``t`` of a weight::
@@ -329,20 +288,12 @@ class Nadam(Optimizer):
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9,
                  beta2: float = 0.999, epsilon: float = 1e-8, schedule_decay: float = 0.004,
                  **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
         self.epsilon = epsilon
         self.schedule_decay = schedule_decay
         self.m_schedule = 1.0
 
-    def create_state(self, index, weight):
-        return (zeros_state(weight), zeros_state(weight))
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         t = self._index_update_count[index]
         mu_t = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
         mu_next = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
@@ -351,9 +302,6 @@ class Nadam(Optimizer):
         cg = (1.0 - mu_t) / (1.0 - self.m_schedule)
         cm = mu_next / (1.0 - m_schedule_next)
         cv = 1.0 / (1.0 - self.beta2 ** t)
-        w, g = raw(self, weight, grad)
         m, v = state
-        with weight.context.device_guard():
-            nadam_update(w, g, m._data, v._data, lr, wd, self.beta1, self.beta2,
-                         self.epsilon, self.rescale_grad, self._clip(), cg, cm, cv)
-        weight._version += 1
+        nadam_update(w, g, m, v, lr, wd, self.beta1, self.beta2, self.epsilon,
+                     self.rescale_grad, self._clip(), cg, cm, cv)

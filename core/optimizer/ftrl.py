@@ -1,53 +1,16 @@
 """Follow-the-leader methods: FTRL-Proximal and FTML.
 
 Each update rule is a function over raw ``xp`` arrays that writes the weight and its
-state in place; the fused CuPy kernel that replaces it on GPU is declared right under
-it. Everything is computed in float32 (float64 for float64 weights).
+state in place; the fused CuPy kernel that replaces it on GPU is declared right above
+it (``core.optimizer._fused``). Everything is computed in float32 (float64 for float64
+weights).
 """
 from __future__ import annotations
 
-from .optimizer import (
-    CLIP_GRAD,
-    Optimizer,
-    array_module,
-    compute_dtype,
-    launch,
-    per_index,
-    raw,
-    register,
-    scaled_grad,
-    use_kernel,
-    zeros_state,
-)
+from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
+from .optimizer import array_module, compute_dtype, register, zeros_state
 
 __all__ = ["FTML", "Ftrl"]
-
-
-def ftrl_update(w, g, z, n, lr, wd, lamda1, beta, rescale, clip):
-    """``d = clip(rescale * g); z += d - (sqrt(n + d * d) - sqrt(n)) * w / lr; n += d * d;
-    w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)``."""
-    if use_kernel(w):
-        return launch(_FTRL_KERNEL, w, (g,), (lr, wd, lamda1, beta, rescale, clip), (w, z, n))
-    xp = array_module(w)
-    ct = compute_dtype(w.dtype)
-    t = scaled_grad(xp, g, rescale, clip, ct)
-    sqrt_old = xp.sqrt(n, dtype=ct)
-    n += t * t
-    sqrt_new = xp.sqrt(n, dtype=ct)
-    sqrt_old -= sqrt_new
-    sqrt_old *= w
-    sqrt_old /= lr  # -(sqrt(n_new) - sqrt(n_old)) * w / lr
-    t += sqrt_old
-    z += t
-    num = xp.multiply(xp.sign(z), ct.type(lamda1), dtype=ct)
-    num -= z
-    sqrt_new += beta
-    sqrt_new /= lr
-    sqrt_new += wd
-    num /= sqrt_new
-    num *= xp.abs(z) > lamda1
-    w[...] = num
-    return None
 
 
 _FTRL_KERNEL = (
@@ -59,14 +22,47 @@ _FTRL_KERNEL = (
     "kb_ftrl_update")
 
 
+@fused(_FTRL_KERNEL)
+def ftrl_update(w, g, z, sq, lr, wd, lamda1, beta, rescale, clip):
+    """``d = clip(rescale * g); z += d - (sqrt(sq + d * d) - sqrt(sq)) * w / lr; sq += d * d;
+    w = (sign(z) * lamda1 - z) / ((beta + sqrt(sq)) / lr + wd) * (|z| > lamda1)``."""
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct)
+    sqrt_old = xp.sqrt(sq, dtype=ct)
+    sq += t * t
+    sqrt_new = xp.sqrt(sq, dtype=ct)
+    sqrt_old -= sqrt_new
+    sqrt_old *= w
+    sqrt_old /= lr  # -(sqrt(sq_new) - sqrt(sq_old)) * w / lr
+    t += sqrt_old
+    z += t
+    num = xp.multiply(xp.sign(z), ct.type(lamda1), dtype=ct)
+    num -= z
+    sqrt_new += beta
+    sqrt_new /= lr
+    sqrt_new += wd
+    num /= sqrt_new
+    num *= xp.abs(z) > lamda1
+    w[...] = num
+
+
+_FTML_KERNEL = (
+    "G g, T wd, T beta1, T beta2, T eps, T c1, T c2, T rescale, T clip",
+    "P w, P d, P v, P z",
+    "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
+    " T vv = beta2 * (T)v + (1 - beta2) * gr * gr; T dt = c1 * (sqrt(vv * c2) + eps);"
+    " T zz = beta1 * (T)z + (1 - beta1) * gr - (dt - beta1 * (T)d) * (T)w;"
+    " v = (P)vv; d = (P)dt; z = (P)zz; w = (P)(-zz / dt);",
+    "kb_ftml_update")
+
+
+@fused(_FTML_KERNEL)
 def ftml_update(w, g, d, v, z, wd, beta1, beta2, eps, c1, c2, rescale, clip):
     """``e = clip(rescale * g + wd * w); v = beta2 * v + (1 - beta2) * e * e;
     d_t = c1 * (sqrt(c2 * v) + eps); z = beta1 * z + (1 - beta1) * e - (d_t - beta1 * d) * w;
     d = d_t; w = -z / d_t`` with ``c1 = (1 - beta1 ** t) / lr``, ``c2 = 1 / (1 - beta2 ** t)``.
     """
-    if use_kernel(w):
-        return launch(_FTML_KERNEL, w, (g,), (wd, beta1, beta2, eps, c1, c2, rescale, clip),
-                      (w, d, v, z))
     xp = array_module(w)
     ct = compute_dtype(w.dtype)
     t = scaled_grad(xp, g, rescale, clip, ct, w, wd)
@@ -87,21 +83,10 @@ def ftml_update(w, g, d, v, z, wd, beta1, beta2, eps, c1, c2, rescale, clip):
     xp.divide(z, d_t, out=d_t)
     xp.negative(d_t, out=d_t)
     w[...] = d_t
-    return None
-
-
-_FTML_KERNEL = (
-    "G g, T wd, T beta1, T beta2, T eps, T c1, T c2, T rescale, T clip",
-    "P w, P d, P v, P z",
-    "T gr = rescale * (T)g + wd * (T)w; " + CLIP_GRAD +
-    " T vv = beta2 * (T)v + (1 - beta2) * gr * gr; T dt = c1 * (sqrt(vv * c2) + eps);"
-    " T zz = beta1 * (T)z + (1 - beta1) * gr - (dt - beta1 * (T)d) * (T)w;"
-    " v = (P)vv; d = (P)dt; z = (P)zz; w = (P)(-zz / dt);",
-    "kb_ftml_update")
 
 
 @register
-class Ftrl(Optimizer):
+class Ftrl(FusedOptimizer):
     """FTRL-Proximal (McMahan et al., "Ad Click Prediction: a View from the Trenches").
 
     ::
@@ -132,20 +117,14 @@ class Ftrl(Optimizer):
     def create_state(self, index, weight):
         return (zeros_state(weight), zeros_state(weight))
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        wd, lr = self._get_wd(index), self._get_lr(index)
-        w, g = raw(self, weight, grad)
-        z, n = state
-        with weight.context.device_guard():
-            ftrl_update(w, g, z._data, n._data, lr, wd, self.lamda1, self.beta,
-                        self.rescale_grad, self._clip())
-        weight._version += 1
+    def _step(self, index, ctx, w, g, state, lr, wd):
+        z, sq = state
+        ftrl_update(w, g, z, sq, lr, wd, self.lamda1, self.beta, self.rescale_grad,
+                    self._clip())
 
 
 @register
-class FTML(Optimizer):
+class FTML(FusedOptimizer):
     """FTML, "Follow the Moving Leader in Deep Learning" (Zheng and Kwok, 2017).
 
     At step ``t`` of a weight::
@@ -175,16 +154,10 @@ class FTML(Optimizer):
     def create_state(self, index, weight):
         return (zeros_state(weight), zeros_state(weight), zeros_state(weight))
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         t = self._index_update_count[index]
         c1 = (1.0 - self.beta1 ** t) / lr
         c2 = 1.0 / (1.0 - self.beta2 ** t)
-        w, g = raw(self, weight, grad)
         d, v, z = state
-        with weight.context.device_guard():
-            ftml_update(w, g, d._data, v._data, z._data, wd, self.beta1, self.beta2,
-                        self.epsilon, c1, c2, self.rescale_grad, self._clip())
-        weight._version += 1
+        ftml_update(w, g, d, v, z, wd, self.beta1, self.beta2, self.epsilon, c1, c2,
+                    self.rescale_grad, self._clip())

@@ -7,19 +7,9 @@ from __future__ import annotations
 
 import numpy
 
-from .optimizer import (
-    CLIP_GRAD,
-    Optimizer,
-    array_module,
-    compute_dtype,
-    launch,
-    per_index,
-    raw,
-    register,
-    scaled_grad,
-    use_kernel,
-    zeros_state,
-)
+from ._fused import CLIP_GRAD, launch, scaled_grad
+from .adam import AdamBase, update_moments
+from .optimizer import array_module, compute_dtype, register, use_kernel
 
 __all__ = ["LAMB"]
 
@@ -35,12 +25,7 @@ def lamb_phase1(w, g, m, v, wd, beta1, beta2, eps, c1, c2, rescale, clip):
                (m, v, upd))
         return upd
     t = scaled_grad(xp, g, rescale, clip, ct)
-    m *= beta1
-    m += t * (1.0 - beta1)
-    t *= t
-    t *= 1.0 - beta2
-    v *= beta2
-    v += t
+    update_moments(xp, t, m, v, beta1, beta2)
     xp.multiply(v, ct.type(c2), out=t)
     xp.sqrt(t, out=t)
     t += eps
@@ -81,7 +66,7 @@ def lamb_phase2(w, upd, lr, lower_bound, upper_bound):
 
 
 @register
-class LAMB(Optimizer):
+class LAMB(AdamBase):
     """LAMB: Adam's direction with a per-layer trust ratio.
 
     At step ``t`` of a weight::
@@ -109,28 +94,17 @@ class LAMB(Optimizer):
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-6, lower_bound: float | None = None,
                  upper_bound: float | None = None, bias_correction: bool = True, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        super().__init__(learning_rate, beta1, beta2, **kwargs)
         self.epsilon = epsilon
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
         self.bias_correction = bias_correction
 
-    def create_state(self, index, weight):
-        return (zeros_state(weight), zeros_state(weight))
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         t = self._index_update_count[index]
         c1 = 1.0 / (1.0 - self.beta1 ** t) if self.bias_correction else 1.0
         c2 = 1.0 / (1.0 - self.beta2 ** t) if self.bias_correction else 1.0
-        w, g = raw(self, weight, grad)
-        mean, var = state
-        with weight.context.device_guard():
-            upd = lamb_phase1(w, g, mean._data, var._data, wd, self.beta1, self.beta2,
-                              self.epsilon, c1, c2, self.rescale_grad, self._clip())
-            lamb_phase2(w, upd, lr, self.lower_bound, self.upper_bound)
-        weight._version += 1
+        m, v = state
+        upd = lamb_phase1(w, g, m, v, wd, self.beta1, self.beta2, self.epsilon, c1, c2,
+                          self.rescale_grad, self._clip())
+        lamb_phase2(w, upd, lr, self.lower_bound, self.upper_bound)

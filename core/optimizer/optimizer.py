@@ -10,10 +10,11 @@ creates lazily; ``gluon.Trainer`` and the kvstores call it.
 
 Update rules run on the raw arrays, outside autograd: each rule is one function over
 ``xp`` arrays that writes the weight and states in place (with ``out=``), plus, for
-CuPy arrays, one fused ``ElementwiseKernel`` declared right under it (``core.cuda``).
-Set the environment variable ``KBACKEND_FUSED_OPTIMIZER=0`` to run the ``xp`` version on
-GPU as well. After a rule writes a weight, its ``_version`` goes up, so autograd's check
-for inputs modified after recording stays correct.
+CuPy arrays, one fused ``ElementwiseKernel`` declared right above it (``core.cuda``);
+``core.optimizer._fused`` holds what they share (the ``FusedOptimizer`` base class and
+the kernel dispatch). Set the environment variable ``KBACKEND_FUSED_OPTIMIZER=0`` to run
+the ``xp`` version on GPU as well. After a rule writes a weight, its ``_version`` goes
+up, so autograd's check for inputs modified after recording stays correct.
 
 Example:
     >>> from core import nd, optimizer
@@ -74,6 +75,8 @@ class Optimizer:
     """
 
     opt_registry: ClassVar[dict] = {}
+    # Names in ``param_idx2name`` that get weight decay (see :meth:`set_wd_mult`).
+    _decayed_suffixes: ClassVar[tuple] = ("_weight", "_gamma")
 
     def __init__(self, rescale_grad: float = 1.0, param_idx2name: dict | None = None,
                  wd: float = 0.0, clip_gradient: float | None = None,
@@ -194,21 +197,17 @@ class Optimizer:
         Args:
             args_lr_mult: ``{name or index: multiplier}``.
         """
-        self.lr_mult = {}
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__lr_mult__" in attr[name]:
-                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult = self._sym_mults("__lr_mult__")
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
         """Set weight-decay multipliers by parameter name or index.
 
         MXNet 1.9's rule: every name in ``param_idx2name`` that ends neither in
-        ``_weight`` nor in ``_gamma`` gets multiplier 0 (biases, betas, running
-        statistics, ...); then ``sym``'s ``__wd_mult__`` attributes, then the entries of
-        ``args_wd_mult``. A parameter in ``param_dict`` uses its own ``wd_mult`` instead.
+        ``_weight`` nor in ``_gamma`` (the class's ``_decayed_suffixes``) gets multiplier
+        0 (biases, betas, running statistics, ...); then ``sym``'s ``__wd_mult__``
+        attributes, then the entries of ``args_wd_mult``. A parameter in ``param_dict``
+        uses its own ``wd_mult`` instead.
 
         Args:
             args_wd_mult: ``{name or index: multiplier}``.
@@ -221,14 +220,20 @@ class Optimizer:
         """
         self.wd_mult = {}
         for n in self.idx2name.values():
-            if not n.endswith(("_weight", "_gamma")):
+            if not n.endswith(self._decayed_suffixes):
                 self.wd_mult[n] = 0.0
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
+
+    def _sym_mults(self, key: str) -> dict:
+        """``{argument name: multiplier}`` from the ``key`` attributes of ``sym``."""
+        mults = {}
         if self.sym_info:
             attr, arg_names = self.sym_info
             for name in arg_names:
-                if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
-        self.wd_mult.update(args_wd_mult)
+                if name in attr and key in attr[name]:
+                    mults[name] = float(attr[name][key])
+        return mults
 
     # ------------------------------------------------------------------ update counts
     def _set_current_context(self, device_id: int) -> None:
@@ -247,40 +252,35 @@ class Optimizer:
             self.num_update = max(self.num_update, n)
 
     def _get_lrs(self, indices) -> list:
-        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
-        lrs = [lr for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                lrs[i] *= self.param_dict[index].lr_mult
-            elif index in self.lr_mult:
-                lrs[i] *= self.lr_mult[index]
-            elif index in self.idx2name:
-                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
-        return lrs
+        return self._times_mult(self.learning_rate, indices, self.lr_mult, "lr_mult")
 
     def _get_lr(self, index) -> float:
         """The learning rate of weight ``index``: the current rate times its multiplier."""
         return self._get_lrs([index])[0]
 
     def _get_wds(self, indices) -> list:
-        wds = [self.wd for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                wds[i] *= self.param_dict[index].wd_mult
-            elif index in self.wd_mult:
-                wds[i] *= self.wd_mult[index]
-            elif index in self.idx2name:
-                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
-        return wds
+        return self._times_mult(self.wd, indices, self.wd_mult, "wd_mult")
 
     def _get_wd(self, index) -> float:
         """The weight decay of weight ``index``: ``wd`` times its multiplier."""
         return self._get_wds([index])[0]
 
+    def _times_mult(self, value: float, indices, mults: dict, param_attr: str) -> list:
+        """``value`` times each index's multiplier: the ``param_attr`` of its parameter in
+        ``param_dict``, else ``mults`` by index, else ``mults`` by name (default 1)."""
+        out = [value for _ in indices]
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                out[i] *= getattr(self.param_dict[index], param_attr)
+            elif index in mults:
+                out[i] *= mults[index]
+            elif index in self.idx2name:
+                out[i] *= mults.get(self.idx2name[index], 1.0)
+        return out
+
     def _clip(self) -> float:
         """The clipping bound for the rules, -1 meaning no clipping (as MXNet's kernels)."""
-        c = self.clip_gradient
-        return float(c) if c is not None and c > 0 else -1.0
+        return bound(self.clip_gradient)
 
     # ------------------------------------------------------------------ states and updates
     def create_state(self, index, weight: NDArray) -> Any:
@@ -442,32 +442,9 @@ def array_module(a):
     return numpy if isinstance(a, numpy.ndarray) else cuda.get_cupy()
 
 
-def launch(spec: tuple, w, inputs: tuple, scalars: tuple, outputs: tuple) -> None:
-    """Run the fused kernel ``spec`` = (in_params, out_params, body, name).
-
-    Scalars are passed as NumPy scalars of the compute dtype, which binds the kernels'
-    ``T``; ``G`` is the gradient's dtype and ``P`` the weight's.
-    """
-    ct = compute_dtype(w.dtype).type
-    cuda.elementwise(*spec)(*inputs, *(ct(s) for s in scalars), *outputs)
-
-
-def scaled_grad(xp, g, rescale, clip, ct, w=None, wd=0.0, wd_first=True):
-    """A new array: ``clip(rescale * g + wd * w)`` (``wd_first``) or
-    ``clip(rescale * g) + wd * w``, in dtype ``ct``; ``clip < 0`` means no clipping."""
-    t = xp.multiply(g, ct.type(rescale), dtype=ct)
-    add_wd = bool(wd) and w is not None
-    if add_wd and wd_first:
-        t += xp.multiply(w, ct.type(wd), dtype=ct)
-    if clip >= 0:
-        xp.clip(t, -clip, clip, out=t)
-    if add_wd and not wd_first:
-        t += xp.multiply(w, ct.type(wd), dtype=ct)
-    return t
-
-
-# A clip in CUDA that works for float and double (no overload questions).
-CLIP_GRAD = "if (clip >= 0) { gr = gr > clip ? clip : (gr < -clip ? -clip : gr); }"
+def bound(value) -> float:
+    """A clipping bound for the rules: ``value``, or -1 (no clipping) for None or <= 0."""
+    return float(value) if value is not None and value > 0 else -1.0
 
 
 @register

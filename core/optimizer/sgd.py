@@ -1,42 +1,19 @@
 """Stochastic gradient descent and its relatives: SGD, NAG, Signum, LARS, SGLD, DCASGD.
 
 Each update rule is a function over raw ``xp`` arrays that writes the weight and its
-state in place; the fused CuPy kernel that replaces it on GPU is declared right under it.
-Everything is computed in float32 (float64 for float64 weights).
+state in place; the fused CuPy kernel that replaces it on GPU is declared right above it
+(``core.optimizer._fused``). Everything is computed in float32 (float64 for float64
+weights).
 """
 from __future__ import annotations
 
 import math
 
 from .. import random as _random
-from .optimizer import (
-    CLIP_GRAD,
-    Optimizer,
-    array_module,
-    compute_dtype,
-    launch,
-    per_index,
-    raw,
-    register,
-    scaled_grad,
-    use_kernel,
-    zeros_state,
-)
+from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
+from .optimizer import array_module, compute_dtype, register, zeros_state
 
 __all__ = ["DCASGD", "LARS", "NAG", "SGD", "SGLD", "Signum", "ccSGD"]
-
-
-def sgd_update(w, g, lr, wd, rescale, clip):
-    """``w = (1 - lr * wd) * w - lr * clip(rescale * g)``."""
-    if use_kernel(w):
-        return launch(_SGD_KERNEL, w, (g,), (lr, wd, rescale, clip), (w,))
-    xp = array_module(w)
-    t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype))
-    t *= lr
-    if wd:
-        w *= 1.0 - lr * wd
-    w -= t
-    return None
 
 
 _SGD_KERNEL = (
@@ -46,20 +23,15 @@ _SGD_KERNEL = (
     "kb_sgd_update")
 
 
-def sgd_mom_update(w, g, mom, lr, wd, momentum, rescale, clip):
-    """``mom = momentum * mom - lr * wd * w - lr * clip(rescale * g); w += mom``."""
-    if use_kernel(w):
-        return launch(_SGD_MOM_KERNEL, w, (g,), (lr, wd, momentum, rescale, clip), (w, mom))
+@fused(_SGD_KERNEL)
+def sgd_update(w, g, lr, wd, rescale, clip):
+    """``w = (1 - lr * wd) * w - lr * clip(rescale * g)``."""
     xp = array_module(w)
-    ct = compute_dtype(w.dtype)
-    t = scaled_grad(xp, g, rescale, clip, ct)
+    t = scaled_grad(xp, g, rescale, clip, compute_dtype(w.dtype))
     t *= lr
     if wd:
-        t += xp.multiply(w, ct.type(lr * wd), dtype=ct)
-    mom *= momentum
-    mom -= t
-    w += mom
-    return None
+        w *= 1.0 - lr * wd
+    w -= t
 
 
 _SGD_MOM_KERNEL = (
@@ -70,20 +42,18 @@ _SGD_MOM_KERNEL = (
     "kb_sgd_mom_update")
 
 
-def nag_mom_update(w, g, mom, lr, wd, momentum, rescale, clip):
-    """Nesterov momentum: ``d = clip(rescale * g) + wd * w; mom = momentum * mom - lr * d;
-    w += momentum * mom - lr * d``."""
-    if use_kernel(w):
-        return launch(_NAG_MOM_KERNEL, w, (g,), (lr, wd, momentum, rescale, clip), (w, mom))
+@fused(_SGD_MOM_KERNEL)
+def sgd_mom_update(w, g, mom, lr, wd, momentum, rescale, clip):
+    """``mom = momentum * mom - lr * wd * w - lr * clip(rescale * g); w += mom``."""
     xp = array_module(w)
     ct = compute_dtype(w.dtype)
-    t = scaled_grad(xp, g, rescale, clip, ct, w, wd, wd_first=False)
+    t = scaled_grad(xp, g, rescale, clip, ct)
     t *= lr
+    if wd:
+        t += xp.multiply(w, ct.type(lr * wd), dtype=ct)
     mom *= momentum
     mom -= t
-    t -= xp.multiply(mom, ct.type(momentum), dtype=ct)
-    w -= t
-    return None
+    w += mom
 
 
 _NAG_MOM_KERNEL = (
@@ -94,15 +64,18 @@ _NAG_MOM_KERNEL = (
     "kb_nag_mom_update")
 
 
-def signsgd_update(w, g, lr, wd):
-    """``w = (1 - lr * wd) * w - lr * sign(g)`` (no rescaling or clipping, as MXNet)."""
-    if use_kernel(w):
-        return launch(_SIGNSGD_KERNEL, w, (g,), (lr, wd), (w,))
+@fused(_NAG_MOM_KERNEL)
+def nag_mom_update(w, g, mom, lr, wd, momentum, rescale, clip):
+    """Nesterov momentum: ``d = clip(rescale * g) + wd * w; mom = momentum * mom - lr * d;
+    w += momentum * mom - lr * d``."""
     xp = array_module(w)
-    if wd:
-        w *= 1.0 - lr * wd
-    w -= xp.multiply(xp.sign(g), lr, dtype=compute_dtype(w.dtype))
-    return None
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct, w, wd, wd_first=False)
+    t *= lr
+    mom *= momentum
+    mom -= t
+    t -= xp.multiply(mom, ct.type(momentum), dtype=ct)
+    w -= t
 
 
 _SIGNSGD_KERNEL = (
@@ -112,22 +85,13 @@ _SIGNSGD_KERNEL = (
     "kb_signsgd_update")
 
 
-def signum_update(w, g, mom, lr, wd, momentum, rescale, clip, wd_lh):
-    """``mom = momentum * mom - (1 - momentum) * (wd * w + clip(rescale * g));
-    w = (1 - lr * wd_lh) * w + lr * sign(mom)``."""
-    if use_kernel(w):
-        return launch(_SIGNUM_KERNEL, w, (g,), (lr, wd, momentum, rescale, clip, wd_lh),
-                      (w, mom))
+@fused(_SIGNSGD_KERNEL)
+def signsgd_update(w, g, lr, wd):
+    """``w = (1 - lr * wd) * w - lr * sign(g)`` (no rescaling or clipping, as MXNet)."""
     xp = array_module(w)
-    ct = compute_dtype(w.dtype)
-    t = scaled_grad(xp, g, rescale, clip, ct, w, wd, wd_first=False)
-    t *= 1.0 - momentum
-    mom *= momentum
-    mom -= t
-    if wd_lh:
-        w *= 1.0 - lr * wd_lh
-    w += xp.multiply(xp.sign(mom), lr, dtype=ct)
-    return None
+    if wd:
+        w *= 1.0 - lr * wd
+    w -= xp.multiply(xp.sign(g), lr, dtype=compute_dtype(w.dtype))
 
 
 _SIGNUM_KERNEL = (
@@ -138,8 +102,43 @@ _SIGNUM_KERNEL = (
     "kb_signum_update")
 
 
+@fused(_SIGNUM_KERNEL)
+def signum_update(w, g, mom, lr, wd, momentum, rescale, clip, wd_lh):
+    """``mom = momentum * mom - (1 - momentum) * (wd * w + clip(rescale * g));
+    w = (1 - lr * wd_lh) * w + lr * sign(mom)``."""
+    xp = array_module(w)
+    ct = compute_dtype(w.dtype)
+    t = scaled_grad(xp, g, rescale, clip, ct, w, wd, wd_first=False)
+    t *= 1.0 - momentum
+    mom *= momentum
+    mom -= t
+    if wd_lh:
+        w *= 1.0 - lr * wd_lh
+    w += xp.multiply(xp.sign(mom), lr, dtype=ct)
+
+
+class _Momentum(FusedOptimizer):
+    """The base of SGD's relatives: a ``momentum``, and a momentum array as the state
+    (None without momentum)."""
+
+    def __init__(self, momentum: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return zeros_state(weight) if self.momentum != 0.0 else None
+
+
+def _sgd_step(opt, w, g, mom, lr, wd, momentum, momentum_rule=sgd_mom_update):
+    """Plain SGD without a momentum state, else ``momentum_rule``."""
+    if mom is None:
+        sgd_update(w, g, lr, wd, opt.rescale_grad, opt._clip())
+    else:
+        momentum_rule(w, g, mom, lr, wd, momentum, opt.rescale_grad, opt._clip())
+
+
 @register
-class SGD(Optimizer):
+class SGD(_Momentum):
     """Stochastic gradient descent with momentum and weight decay.
 
     Without momentum::
@@ -170,28 +169,11 @@ class SGD(Optimizer):
     _state_first = True
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs):
-        super().__init__(**kwargs)
-        self.momentum = momentum
+        super().__init__(momentum, **kwargs)
         self.lazy_update = lazy_update
 
-    def create_state(self, index, weight):
-        return zeros_state(weight) if self.momentum != 0.0 else None
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        _sgd_step(self, weight, grad, state, lr, wd, self.momentum)
-
-
-def _sgd_step(opt, weight, grad, state, lr, wd, momentum):
-    w, g = raw(opt, weight, grad)
-    with weight.context.device_guard():
-        if state is None:
-            sgd_update(w, g, lr, wd, opt.rescale_grad, opt._clip())
-        else:
-            sgd_mom_update(w, g, state._data, lr, wd, momentum, opt.rescale_grad, opt._clip())
-    weight._version += 1
+    def _step(self, index, ctx, w, g, mom, lr, wd):
+        _sgd_step(self, w, g, mom, lr, wd, self.momentum)
 
 
 @register
@@ -200,7 +182,7 @@ class ccSGD(SGD):
 
 
 @register
-class NAG(Optimizer):
+class NAG(_Momentum):
     """Nesterov accelerated gradient.
 
     ::
@@ -227,29 +209,12 @@ class NAG(Optimizer):
 
     _state_first = True
 
-    def __init__(self, momentum: float = 0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.momentum = momentum
-
-    def create_state(self, index, weight):
-        return zeros_state(weight) if self.momentum != 0.0 else None
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        w, g = raw(self, weight, grad)
-        with weight.context.device_guard():
-            if state is None:
-                sgd_update(w, g, lr, wd, self.rescale_grad, self._clip())
-            else:
-                nag_mom_update(w, g, state._data, lr, wd, self.momentum, self.rescale_grad,
-                               self._clip())
-        weight._version += 1
+    def _step(self, index, ctx, w, g, mom, lr, wd):
+        _sgd_step(self, w, g, mom, lr, wd, self.momentum, nag_mom_update)
 
 
 @register
-class Signum(Optimizer):
+class Signum(_Momentum):
     """signSGD and Signum: steps of size ``lr`` in the direction of the sign of the
     gradient (``momentum=0``) or of its momentum.
 
@@ -269,29 +234,19 @@ class Signum(Optimizer):
 
     def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9,
                  wd_lh: float = 0.0, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.momentum = momentum
+        super().__init__(momentum, learning_rate=learning_rate, **kwargs)
         self.wd_lh = wd_lh
 
-    def create_state(self, index, weight):
-        return zeros_state(weight) if self.momentum != 0.0 else None
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        w, g = raw(self, weight, grad)
-        with weight.context.device_guard():
-            if state is None:
-                signsgd_update(w, g, lr, wd)
-            else:
-                signum_update(w, g, state._data, lr, wd, self.momentum, self.rescale_grad,
-                              self._clip(), self.wd_lh)
-        weight._version += 1
+    def _step(self, index, ctx, w, g, mom, lr, wd):
+        if mom is None:
+            signsgd_update(w, g, lr, wd)
+        else:
+            signum_update(w, g, mom, lr, wd, self.momentum, self.rescale_grad, self._clip(),
+                          self.wd_lh)
 
 
 @register
-class LARS(Optimizer):
+class LARS(_Momentum):
     """Layer-wise adaptive rate scaling (You et al., 2017) on top of SGD with momentum.
 
     Every weight whose name (``param_idx2name``) does not end in ``gamma``, ``beta`` or
@@ -311,11 +266,11 @@ class LARS(Optimizer):
     """
 
     _state_first = True
+    _decayed_suffixes = ("_weight",)
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001,
                  eps: float = 0, momentum_correction: bool = True, **kwargs):
-        super().__init__(**kwargs)
-        self.momentum = momentum
+        super().__init__(momentum, **kwargs)
         self.momentum_correction = momentum_correction
         self.lazy_update = lazy_update
         self.eta = eta
@@ -327,53 +282,33 @@ class LARS(Optimizer):
     def _get_lrs(self, indices):
         if self.cur_lr is not None:
             self.last_lr = self.cur_lr
-        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        lr = self.learning_rate
         if self.cur_lr is None:
             self.last_lr = lr
         self.cur_lr = lr
         return super()._get_lrs(indices)
 
-    def set_wd_mult(self, args_wd_mult):
-        self.wd_mult = {}
-        for n in self.idx2name.values():
-            if not n.endswith("_weight"):
-                self.wd_mult[n] = 0.0
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
-        self.wd_mult.update(args_wd_mult)
-
-    def create_state(self, index, weight):
-        return zeros_state(weight) if self.momentum != 0.0 else None
-
-    def _get_lars(self, index, weight, grad, lr, wd):
+    def _get_lars(self, index, w, g, lr, wd):
         name = self.idx2name.get(index, str(index))
         if name.endswith(("gamma", "beta", "bias")):
             return lr
-        w, g = raw(self, weight, grad)
         xp = array_module(w)
-        with weight.context.device_guard():
-            w_norm = float(xp.linalg.norm(w.astype("float32").ravel()))
-            g_norm = float(xp.linalg.norm(g.astype("float32").ravel() * self.rescale_grad))
+        w_norm = float(xp.linalg.norm(w.astype("float32").ravel()))
+        g_norm = float(xp.linalg.norm(g.astype("float32").ravel() * self.rescale_grad))
         if w_norm > 0.0 and g_norm > 0.0:
             return lr * self.eta * w_norm / (g_norm + wd * w_norm + self.eps)
         return lr
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        lr = self._get_lars(index, weight, grad, lr, wd)
+    def _step(self, index, ctx, w, g, mom, lr, wd):
+        lr = self._get_lars(index, w, g, lr, wd)
         momentum = self.momentum
         if momentum > 0 and self.momentum_correction and self.last_lr != 0:
             momentum = self.momentum * (self.cur_lr / self.last_lr)
-        _sgd_step(self, weight, grad, state, lr, wd, momentum)
+        _sgd_step(self, w, g, mom, lr, wd, momentum)
 
 
 @register
-class SGLD(Optimizer):
+class SGLD(FusedOptimizer):
     """Stochastic gradient Langevin dynamics: half an SGD step plus Gaussian noise of
     variance ``lr``, drawn from the weight's context's generator (``core.random``).
 
@@ -382,29 +317,19 @@ class SGLD(Optimizer):
         weight += -lr / 2 * (clip(rescale_grad * grad) + wd * weight) + normal(0, sqrt(lr))
     """
 
-    def create_state(self, index, weight):
-        return None
-
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        w, g = raw(self, weight, grad)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         xp = array_module(w)
         ct = compute_dtype(w.dtype)
-        with weight.context.device_guard():
-            t = scaled_grad(xp, g, self.rescale_grad, self._clip(), ct, w, wd, wd_first=False)
-            t *= -lr / 2
-            noise = _random.get_generator(weight.context).standard_normal(size=w.shape,
-                                                                          dtype=ct)
-            noise *= math.sqrt(lr)
-            t += noise
-            w += t
-        weight._version += 1
+        t = scaled_grad(xp, g, self.rescale_grad, self._clip(), ct, w, wd, wd_first=False)
+        t *= -lr / 2
+        noise = _random.get_generator(ctx).standard_normal(size=w.shape, dtype=ct)
+        noise *= math.sqrt(lr)
+        t += noise
+        w += t
 
 
 @register
-class DCASGD(Optimizer):
+class DCASGD(_Momentum):
     """Delay-compensated asynchronous SGD (Zheng et al., 2016).
 
     ::
@@ -423,38 +348,31 @@ class DCASGD(Optimizer):
     """
 
     def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs):
-        super().__init__(**kwargs)
-        self.momentum = momentum
+        super().__init__(momentum, **kwargs)
         self.weight_previous: dict = {}
         self.lamda = lamda
 
     def create_state(self, index, weight):
         prev = zeros_state(weight)
         prev._data[...] = weight._data
-        return (zeros_state(weight) if self.momentum != 0.0 else None, prev)
+        return (super().create_state(index, weight), prev)
 
-    @per_index
-    def update(self, index, weight, grad, state):
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        w, g = raw(self, weight, grad)
+    def _step(self, index, ctx, w, g, state, lr, wd):
         xp = array_module(w)
         ct = compute_dtype(w.dtype)
         mom, prev = state
-        with weight.context.device_guard():
-            gr = scaled_grad(xp, g, self.rescale_grad, self._clip(), ct)
-            d = xp.subtract(w, prev._data, dtype=ct)
-            d *= gr
-            d *= gr
-            d *= self.lamda
-            d += gr
-            if wd:
-                d += xp.multiply(w, ct.type(wd), dtype=ct)
-            d *= -lr
-            if mom is not None:
-                mom._data *= self.momentum
-                mom._data += d
-                d = mom._data
-            prev._data[...] = w
-            w += d
-        weight._version += 1
+        gr = scaled_grad(xp, g, self.rescale_grad, self._clip(), ct)
+        d = xp.subtract(w, prev, dtype=ct)
+        d *= gr
+        d *= gr
+        d *= self.lamda
+        d += gr
+        if wd:
+            d += xp.multiply(w, ct.type(wd), dtype=ct)
+        d *= -lr
+        if mom is not None:
+            mom *= self.momentum
+            mom += d
+            d = mom
+        prev[...] = w
+        w += d
