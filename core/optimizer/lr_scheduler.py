@@ -173,7 +173,37 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
+class _DecayScheduler(LRScheduler):
+    """The base of the schedulers that decay from ``base_lr`` to ``final_lr`` at
+    ``max_update``: after warm-up, the rate at update ``n <= max_update`` is
+    ``final_lr + _decayed(n - warmup_steps)``, and ``final_lr`` after that."""
+
+    def __init__(self, max_update: int, base_lr: float, final_lr: float, warmup_steps: int,
+                 warmup_begin_lr: float, warmup_mode: str):
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        if not isinstance(max_update, int):
+            raise TypeError(f"{type(self).__name__}: max_update must be an int, got "
+                            f"{max_update!r}")
+        if max_update < 1:
+            raise ValueError("maximum number of updates must be strictly positive")
+        self.base_lr_orig = base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def _decayed(self, step: int) -> float:
+        """What the rate is above ``final_lr`` after ``step`` updates past warm-up."""
+        raise NotImplementedError("must override this")
+
+    def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            self.base_lr = self.final_lr + self._decayed(num_update - self.warmup_steps)
+        return self.base_lr
+
+
+class PolyScheduler(_DecayScheduler):
     """Polynomial decay to ``final_lr`` at ``max_update``.
 
     After warm-up, the rate at update ``n <= max_update`` is
@@ -197,27 +227,16 @@ class PolyScheduler(LRScheduler):
     def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2,
                  final_lr: float = 0, warmup_steps: int = 0, warmup_begin_lr: float = 0,
                  warmup_mode: str = "linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError(f"PolyScheduler: max_update must be an int, got {max_update!r}")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * pow(
-                1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
-        return self.base_lr
+    def _decayed(self, step: int) -> float:
+        return (self.base_lr_orig - self.final_lr) * pow(
+            1 - float(step) / float(self.max_steps), self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_DecayScheduler):
     """Cosine decay to ``final_lr`` at ``max_update``.
 
     After warm-up, the rate at update ``n <= max_update`` is
@@ -241,20 +260,8 @@ class CosineScheduler(LRScheduler):
     def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0,
                  warmup_steps: int = 0, warmup_begin_lr: float = 0,
                  warmup_mode: str = "linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError(f"CosineScheduler: max_update must be an int, got {max_update!r}")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+    def _decayed(self, step: int) -> float:
+        return (self.base_lr_orig - self.final_lr) * (1 + cos(pi * step / self.max_steps)) / 2
