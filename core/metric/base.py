@@ -20,6 +20,11 @@ def _is_array(x) -> bool:
     return isinstance(x, (NDArray, numpy.ndarray))
 
 
+def _as_list(x):
+    """``[x]`` for a single array, else ``x`` (a list of arrays)."""
+    return [x] if _is_array(x) else x
+
+
 def _np(x) -> numpy.ndarray:
     """A NumPy array from an NDArray, a NumPy array, or anything array-like."""
     if isinstance(x, NDArray):
@@ -50,20 +55,13 @@ def check_label_shapes(labels, preds, wrap: bool = False, shape: bool = False):
         raise ValueError(f"Shape of labels {label_shape} does not match shape of "
                          f"predictions {pred_shape}")
     if wrap:
-        if _is_array(labels):
-            labels = [labels]
-        if _is_array(preds):
-            preds = [preds]
+        labels, preds = _as_list(labels), _as_list(preds)
     return labels, preds
 
 
 def _wrap(labels, preds):
     """Lists of labels and predictions (single arrays wrapped) of equal length."""
-    if _is_array(labels):
-        labels = [labels]
-    if _is_array(preds):
-        preds = [preds]
-    return check_label_shapes(labels, preds)
+    return check_label_shapes(_as_list(labels), _as_list(preds))
 
 
 class EvalMetric:
@@ -127,16 +125,12 @@ class EvalMetric:
 
     def get(self) -> tuple:
         """``(name, value)`` of the local tally (value NaN before any update)."""
-        if self.num_inst == 0:
-            return (self.name, float("nan"))
-        return (self.name, self.sum_metric / self.num_inst)
+        return (self.name, _mean(self.sum_metric, self.num_inst))
 
     def get_global(self) -> tuple:
         """``(name, value)`` of the global tally."""
         if self._has_global_stats:
-            if self.global_num_inst == 0:
-                return (self.name, float("nan"))
-            return (self.name, self.global_sum_metric / self.global_num_inst)
+            return (self.name, _mean(self.global_sum_metric, self.global_num_inst))
         return self.get()
 
     def get_name_value(self) -> list:
@@ -154,6 +148,11 @@ class EvalMetric:
         self.global_sum_metric += value
         self.num_inst += count
         self.global_num_inst += count
+
+
+def _mean(sum_metric, num_inst):
+    """``sum_metric / num_inst``, NaN for no instances."""
+    return float("nan") if num_inst == 0 else sum_metric / num_inst
 
 
 def _zip_name_value(name, value) -> list:

@@ -97,6 +97,11 @@ class TopKAccuracy(EvalMetric):
             self._add(correct, num_samples)
 
 
+def _ratio(tp, other) -> float:
+    """``tp / (tp + other)``, 0 when that is 0/0 (precision, recall)."""
+    return tp / (tp + other) if tp + other > 0 else 0.0
+
+
 class _BinaryClassificationMetrics:
     """Counts of true/false positives/negatives, local and global."""
 
@@ -130,38 +135,38 @@ class _BinaryClassificationMetrics:
         self.global_false_negatives += fn
         self.global_true_negatives += tn
 
+    def _counts(self, use_global: bool = False) -> tuple:
+        """``(tp, fp, fn, tn)`` of the local (or the global) tally."""
+        p = "global_" if use_global else ""
+        return tuple(getattr(self, p + n) for n in (
+            "true_positives", "false_positives", "false_negatives", "true_negatives"))
+
     @staticmethod
     def _fscore(tp, fp, fn) -> float:
-        precision = tp / (tp + fp) if tp + fp > 0 else 0.0
-        recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+        precision, recall = _ratio(tp, fp), _ratio(tp, fn)
         if precision + recall > 0:
             return 2 * precision * recall / (precision + recall)
         return 0.0
 
     @property
     def precision(self) -> float:
-        tp, fp = self.true_positives, self.false_positives
-        return tp / (tp + fp) if tp + fp > 0 else 0.0
+        return _ratio(self.true_positives, self.false_positives)
 
     @property
     def recall(self) -> float:
-        tp, fn = self.true_positives, self.false_negatives
-        return tp / (tp + fn) if tp + fn > 0 else 0.0
+        return _ratio(self.true_positives, self.false_negatives)
 
     @property
     def fscore(self) -> float:
-        return self._fscore(self.true_positives, self.false_positives, self.false_negatives)
+        return self._fscore(*self._counts()[:3])
 
     @property
     def global_fscore(self) -> float:
-        return self._fscore(self.global_true_positives, self.global_false_positives,
-                            self.global_false_negatives)
+        return self._fscore(*self._counts(use_global=True)[:3])
 
     def matthewscc(self, use_global: bool = False) -> float:
         """Matthews' correlation coefficient; zero factors of the denominator count as 1."""
-        p = "global_" if use_global else ""
-        tp, fp, fn, tn = (float(getattr(self, p + n)) for n in (
-            "true_positives", "false_positives", "false_negatives", "true_negatives"))
+        tp, fp, fn, tn = (float(c) for c in self._counts(use_global))
         if tp + fp + fn + tn == 0:
             return 0.0
         denom = 1.0
@@ -172,13 +177,11 @@ class _BinaryClassificationMetrics:
 
     @property
     def total_examples(self) -> int:
-        return self.false_negatives + self.false_positives + self.true_negatives + \
-            self.true_positives
+        return sum(self._counts())
 
     @property
     def global_total_examples(self) -> int:
-        return self.global_false_negatives + self.global_false_positives + \
-            self.global_true_negatives + self.global_true_positives
+        return sum(self._counts(use_global=True))
 
     def local_reset_stats(self) -> None:
         self.false_positives = self.false_negatives = 0
@@ -190,8 +193,53 @@ class _BinaryClassificationMetrics:
         self.global_true_positives = self.global_true_negatives = 0
 
 
+class _BinaryScore(EvalMetric):
+    """The base of F1 and MCC: a score of the binary counts (:meth:`_score`), the mean of
+    the mini-batches' scores (``average='macro'``) or the score of all counts
+    (``'micro'``); ``metrics`` holds the counts."""
+
+    _count_zero = 0  # the instance counts after a reset (0.0 for MCC, as MXNet's)
+
+    def __init__(self, name: str, output_names, label_names, average: str):
+        self.average = average
+        self.metrics = _BinaryClassificationMetrics()
+        super().__init__(name=name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def _score(self, use_global: bool) -> float:
+        raise NotImplementedError("must override this")
+
+    def update(self, labels, preds) -> None:
+        labels, preds = _wrap(labels, preds)
+        m = self.metrics
+        for label, pred in zip(labels, preds):
+            m.update_binary_stats(label, pred)
+        if self.average == "macro":
+            self.sum_metric += self._score(use_global=False)
+            self.global_sum_metric += self._score(use_global=True)
+            self.num_inst += 1
+            self.global_num_inst += 1
+            m.reset_stats()
+        else:
+            self.sum_metric = self._score(use_global=False) * m.total_examples
+            self.global_sum_metric = self._score(use_global=True) * m.global_total_examples
+            self.num_inst = m.total_examples
+            self.global_num_inst = m.global_total_examples
+
+    def reset(self) -> None:
+        self.reset_local()
+        self.global_sum_metric = 0.0
+        self.global_num_inst = self._count_zero
+        self.metrics.reset_stats()
+
+    def reset_local(self) -> None:
+        self.sum_metric = 0.0
+        self.num_inst = self._count_zero
+        self.metrics.local_reset_stats()
+
+
 @register
-class F1(EvalMetric):
+class F1(_BinaryScore):
     """The F1 score of a binary classification: ``2 * precision * recall /
     (precision + recall)``, class 1 being positive.
 
@@ -213,43 +261,14 @@ class F1(EvalMetric):
 
     def __init__(self, name: str = "f1", output_names=None, label_names=None,
                  average: str = "macro"):
-        self.average = average
-        self.metrics = _BinaryClassificationMetrics()
-        super().__init__(name=name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, output_names, label_names, average)
 
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            self.metrics.update_binary_stats(label, pred)
-        m = self.metrics
-        if self.average == "macro":
-            self.sum_metric += m.fscore
-            self.global_sum_metric += m.global_fscore
-            self.num_inst += 1
-            self.global_num_inst += 1
-            m.reset_stats()
-        else:
-            self.sum_metric = m.fscore * m.total_examples
-            self.global_sum_metric = m.global_fscore * m.global_total_examples
-            self.num_inst = m.total_examples
-            self.global_num_inst = m.global_total_examples
-
-    def reset(self) -> None:
-        self.sum_metric = 0.0
-        self.num_inst = 0
-        self.global_num_inst = 0
-        self.global_sum_metric = 0.0
-        self.metrics.reset_stats()
-
-    def reset_local(self) -> None:
-        self.sum_metric = 0.0
-        self.num_inst = 0
-        self.metrics.local_reset_stats()
+    def _score(self, use_global: bool) -> float:
+        return self.metrics.global_fscore if use_global else self.metrics.fscore
 
 
 @register
-class MCC(EvalMetric):
+class MCC(_BinaryScore):
     """Matthews' correlation coefficient of a binary classification.
 
     ``(TP * TN - FP * FN) / sqrt((TP + FP) (TP + FN) (TN + FP) (TN + FN))``, with zero
@@ -269,41 +288,14 @@ class MCC(EvalMetric):
         0.5774
     """
 
+    _count_zero = 0.0
+
     def __init__(self, name: str = "mcc", output_names=None, label_names=None,
                  average: str = "macro"):
-        self._average = average
-        self._metrics = _BinaryClassificationMetrics()
-        super().__init__(name=name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, output_names, label_names, average)
 
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            self._metrics.update_binary_stats(label, pred)
-        m = self._metrics
-        if self._average == "macro":
-            self.sum_metric += m.matthewscc()
-            self.global_sum_metric += m.matthewscc(use_global=True)
-            self.num_inst += 1
-            self.global_num_inst += 1
-            m.reset_stats()
-        else:
-            self.sum_metric = m.matthewscc() * m.total_examples
-            self.global_sum_metric = m.matthewscc(use_global=True) * m.global_total_examples
-            self.num_inst = m.total_examples
-            self.global_num_inst = m.global_total_examples
-
-    def reset(self) -> None:
-        self.sum_metric = 0.0
-        self.num_inst = 0.0
-        self.global_sum_metric = 0.0
-        self.global_num_inst = 0.0
-        self._metrics.reset_stats()
-
-    def reset_local(self) -> None:
-        self.sum_metric = 0.0
-        self.num_inst = 0.0
-        self._metrics.local_reset_stats()
+    def _score(self, use_global: bool) -> float:
+        return self.metrics.matthewscc(use_global)
 
 
 @register

@@ -7,7 +7,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable
 
-from .base import _REGISTRY, EvalMetric, _is_array, _np, alias, check_label_shapes, register
+from .base import _REGISTRY, EvalMetric, _as_list, _np, alias, check_label_shapes, register
 
 __all__ = ["CompositeEvalMetric", "CustomMetric", "create", "np"]
 
@@ -173,10 +173,7 @@ class CustomMetric(EvalMetric):
         self._allow_extra_outputs = allow_extra_outputs
 
     def update(self, labels, preds) -> None:
-        if _is_array(labels):
-            labels = [labels]
-        if _is_array(preds):
-            preds = [preds]
+        labels, preds = _as_list(labels), _as_list(preds)
         if not self._allow_extra_outputs:
             labels, preds = check_label_shapes(labels, preds)
         for pred, label in zip(preds, labels):

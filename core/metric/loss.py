@@ -7,23 +7,34 @@ import math
 
 import numpy
 
-from .base import EvalMetric, _is_array, _np, _wrap, alias, register
+from .base import EvalMetric, _as_list, _np, _wrap, alias, register
 
 __all__ = ["Caffe", "CrossEntropy", "Loss", "NegativeLogLikelihood", "Perplexity", "Torch"]
 
 
-def _picked_nll(label, pred, eps):
-    label, pred = _np(label).ravel(), _np(pred)
-    if label.shape[0] != pred.shape[0]:
-        raise ValueError(f"labels ({label.shape[0]}) and predictions ({pred.shape[0]}) "
-                         "differ in number of samples")
-    prob = pred[numpy.arange(label.shape[0]), label.astype(numpy.int64)]
-    return float((-numpy.log(prob + eps)).sum()), label.shape[0]
+class _PickedNLL(EvalMetric):
+    """The base of :class:`CrossEntropy` and :class:`NegativeLogLikelihood`: the mean of
+    ``-log(p[label] + eps)`` over the samples, ``p`` being the predicted probabilities."""
+
+    def __init__(self, eps: float, name: str, output_names, label_names):
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.eps = eps
+
+    def update(self, labels, preds) -> None:
+        labels, preds = _wrap(labels, preds)
+        for label, pred in zip(labels, preds):
+            label, pred = _np(label).ravel(), _np(pred)
+            if label.shape[0] != pred.shape[0]:
+                raise ValueError(f"labels ({label.shape[0]}) and predictions "
+                                 f"({pred.shape[0]}) differ in number of samples")
+            prob = pred[numpy.arange(label.shape[0]), label.astype(numpy.int64)]
+            self._add(float((-numpy.log(prob + self.eps)).sum()), label.shape[0])
 
 
 @register
 @alias("ce")
-class CrossEntropy(EvalMetric):
+class CrossEntropy(_PickedNLL):
     """Cross-entropy of predicted class probabilities: mean of ``-log(p[label] + eps)``.
 
     Args:
@@ -40,19 +51,12 @@ class CrossEntropy(EvalMetric):
 
     def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", output_names=None,
                  label_names=None):
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
-        self.eps = eps
-
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            self._add(*_picked_nll(label, pred, self.eps))
+        super().__init__(eps, name, output_names, label_names)
 
 
 @register
 @alias("nll_loss")
-class NegativeLogLikelihood(EvalMetric):
+class NegativeLogLikelihood(_PickedNLL):
     """Negative log-likelihood of predicted class probabilities: mean of
     ``-log(p[label] + eps)``.
 
@@ -63,14 +67,7 @@ class NegativeLogLikelihood(EvalMetric):
 
     def __init__(self, eps: float = 1e-12, name: str = "nll-loss", output_names=None,
                  label_names=None):
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
-        self.eps = eps
-
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            self._add(*_picked_nll(label, pred, self.eps))
+        super().__init__(eps, name, output_names, label_names)
 
 
 @register
@@ -120,14 +117,12 @@ class Perplexity(EvalMetric):
         self._add(loss, num)
 
     def get(self) -> tuple:
-        if self.num_inst == 0:
-            return (self.name, float("nan"))
-        return (self.name, math.exp(self.sum_metric / self.num_inst))
+        name, mean_nll = super().get()
+        return (name, math.exp(mean_nll))
 
     def get_global(self) -> tuple:
-        if self.global_num_inst == 0:
-            return (self.name, float("nan"))
-        return (self.name, math.exp(self.global_sum_metric / self.global_num_inst))
+        name, mean_nll = super().get_global()
+        return (name, math.exp(mean_nll))
 
 
 @register
@@ -147,9 +142,7 @@ class Loss(EvalMetric):
                          has_global_stats=True)
 
     def update(self, _, preds) -> None:
-        if _is_array(preds):
-            preds = [preds]
-        for pred in preds:
+        for pred in _as_list(preds):
             pred = _np(pred)
             self._add(float(pred.sum()), pred.size)
 

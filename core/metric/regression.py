@@ -10,17 +10,31 @@ from .base import EvalMetric, _np, _wrap, alias, check_label_shapes, register
 __all__ = ["MAE", "MSE", "RMSE", "PearsonCorrelation"]
 
 
-def _as_columns(label, pred):
-    label, pred = _np(label), _np(pred)
-    if label.ndim == 1:
-        label = label.reshape(label.shape[0], 1)
-    if pred.ndim == 1:
-        pred = pred.reshape(pred.shape[0], 1)
-    return label, pred
+class _BatchError(EvalMetric):
+    """The base of MAE, MSE and RMSE: the error :meth:`_error` of each mini-batch (1-d
+    labels and predictions as columns), averaged over the mini-batches."""
+
+    def __init__(self, name: str, output_names, label_names):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    @staticmethod
+    def _error(label: numpy.ndarray, pred: numpy.ndarray) -> float:
+        raise NotImplementedError("must override this")
+
+    def update(self, labels, preds) -> None:
+        labels, preds = _wrap(labels, preds)
+        for label, pred in zip(labels, preds):
+            label, pred = _np(label), _np(pred)
+            if label.ndim == 1:
+                label = label.reshape(label.shape[0], 1)
+            if pred.ndim == 1:
+                pred = pred.reshape(pred.shape[0], 1)
+            self._add(float(self._error(label, pred)), 1)
 
 
 @register
-class MAE(EvalMetric):
+class MAE(_BatchError):
     """Mean absolute error, averaged over mini-batches (each batch's mean counts once).
 
     Example:
@@ -33,18 +47,15 @@ class MAE(EvalMetric):
     """
 
     def __init__(self, name: str = "mae", output_names=None, label_names=None):
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, output_names, label_names)
 
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_columns(label, pred)
-            self._add(float(numpy.abs(label - pred).mean()), 1)
+    @staticmethod
+    def _error(label, pred):
+        return numpy.abs(label - pred).mean()
 
 
 @register
-class MSE(EvalMetric):
+class MSE(_BatchError):
     """Mean squared error, averaged over mini-batches (each batch's mean counts once).
 
     Example:
@@ -57,18 +68,15 @@ class MSE(EvalMetric):
     """
 
     def __init__(self, name: str = "mse", output_names=None, label_names=None):
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, output_names, label_names)
 
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_columns(label, pred)
-            self._add(float(((label - pred) ** 2.0).mean()), 1)
+    @staticmethod
+    def _error(label, pred):
+        return ((label - pred) ** 2.0).mean()
 
 
 @register
-class RMSE(EvalMetric):
+class RMSE(_BatchError):
     """Root mean squared error, averaged over mini-batches (each batch's RMSE counts once).
 
     Example:
@@ -81,14 +89,11 @@ class RMSE(EvalMetric):
     """
 
     def __init__(self, name: str = "rmse", output_names=None, label_names=None):
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, output_names, label_names)
 
-    def update(self, labels, preds) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_columns(label, pred)
-            self._add(float(numpy.sqrt(((label - pred) ** 2.0).mean())), 1)
+    @staticmethod
+    def _error(label, pred):
+        return numpy.sqrt(MSE._error(label, pred))
 
 
 @register
@@ -128,10 +133,7 @@ class PearsonCorrelation(EvalMetric):
         self._conv = 0
 
     def reset(self) -> None:
-        self.num_inst = 0
-        self.sum_metric = 0.0
-        self.global_num_inst = 0
-        self.global_sum_metric = 0.0
+        super().reset()
         if self.average == "micro":
             self.reset_micro()
 
@@ -169,10 +171,8 @@ class PearsonCorrelation(EvalMetric):
                     self.update_variance(pred, self._pred_nums, self._mean_p, self._sse_p)
 
     def get(self) -> tuple:
-        if self.num_inst == 0:
-            return (self.name, float("nan"))
-        if self.average == "macro":
-            return (self.name, self.sum_metric / self.num_inst)
+        if self.num_inst == 0 or self.average == "macro":
+            return super().get()
         n = self._label_nums
         pearsonr = self._conv / ((n - 1) * numpy.sqrt(self._sse_p / (n - 1))
                                  * numpy.sqrt(self._sse_l / (n - 1)))
