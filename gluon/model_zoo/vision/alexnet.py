@@ -17,13 +17,12 @@ Example:
 from __future__ import annotations
 
 from ... import nn
-from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model
 
 __all__ = ["AlexNet", "alexnet"]
 
 
-class AlexNet(HybridBlock):
+class AlexNet(FeaturesOutput):
     """AlexNet: five convolutions with ReLU (max pooling after the 1st, 2nd and 5th),
     two Dense(4096) layers with ReLU and dropout, and a Dense classifier.
 
@@ -57,18 +56,14 @@ class AlexNet(HybridBlock):
                 self.features.add(nn.Dropout(0.5))
             self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
 
 def alexnet(pretrained: bool = False, ctx=None, root: str | None = None, **kwargs):
     """AlexNet with random weights.
 
     Args:
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`AlexNet` (``classes``, ``prefix``, ``params``).
 
     Returns:
@@ -77,5 +72,4 @@ def alexnet(pretrained: bool = False, ctx=None, root: str | None = None, **kwarg
     Raises:
         ValueError: for ``pretrained=True``.
     """
-    check_pretrained("alexnet", pretrained)
-    return AlexNet(**kwargs)
+    return build_model("alexnet", AlexNet, pretrained=pretrained, **kwargs)

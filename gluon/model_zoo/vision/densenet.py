@@ -15,8 +15,7 @@ Example:
 from __future__ import annotations
 
 from ... import nn
-from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model, spec_entry, variant
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
            "get_densenet"]
@@ -59,7 +58,7 @@ def _make_transition(num_output_features: int):
     return out
 
 
-class DenseNet(HybridBlock):
+class DenseNet(FeaturesOutput):
     """DenseNet-BC: a 7x7 stem, dense blocks separated by transitions that halve the
     channels and the resolution, BatchNorm, ReLU, a 7x7 average pooling and a Dense
     classifier.
@@ -100,9 +99,6 @@ class DenseNet(HybridBlock):
 
             self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
 
 # num_layers: (num_init_features, growth_rate, block_config)
 densenet_spec = {121: (64, 32, [6, 12, 24, 16]),
@@ -117,10 +113,9 @@ def get_densenet(num_layers: int, pretrained: bool = False, ctx=None,
 
     Args:
         num_layers: 121, 161, 169 or 201.
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`DenseNet` (``classes``, ``bn_size``, ``dropout``,
             ``prefix``, ``params``).
 
@@ -130,61 +125,13 @@ def get_densenet(num_layers: int, pretrained: bool = False, ctx=None,
     Raises:
         ValueError: for an unknown depth, or ``pretrained=True``.
     """
-    if num_layers not in densenet_spec:
-        raise ValueError(f"get_densenet: invalid number of layers {num_layers!r}; options "
-                         f"are {sorted(densenet_spec)}")
-    check_pretrained(f"densenet{num_layers}", pretrained)
-    num_init_features, growth_rate, block_config = densenet_spec[num_layers]
-    return DenseNet(num_init_features, growth_rate, block_config, **kwargs)
+    num_init_features, growth_rate, block_config = spec_entry("get_densenet", densenet_spec,
+                                                              num_layers)
+    return build_model(f"densenet{num_layers}", DenseNet, num_init_features, growth_rate,
+                       block_config, pretrained=pretrained, **kwargs)
 
 
-def densenet121(**kwargs):
-    """DenseNet-BC-121.
-
-    Args:
-        **kwargs: see :func:`get_densenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_densenet(121, **kwargs)
-
-
-def densenet161(**kwargs):
-    """DenseNet-BC-161.
-
-    Args:
-        **kwargs: see :func:`get_densenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_densenet(161, **kwargs)
-
-
-def densenet169(**kwargs):
-    """DenseNet-BC-169.
-
-    Args:
-        **kwargs: see :func:`get_densenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_densenet(169, **kwargs)
-
-
-def densenet201(**kwargs):
-    """DenseNet-BC-201.
-
-    Args:
-        **kwargs: see :func:`get_densenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_densenet(201, **kwargs)
+densenet121 = variant(get_densenet, 121, name="densenet121", summary="DenseNet-BC-121.")
+densenet161 = variant(get_densenet, 161, name="densenet161", summary="DenseNet-BC-161.")
+densenet169 = variant(get_densenet, 169, name="densenet169", summary="DenseNet-BC-169.")
+densenet201 = variant(get_densenet, 201, name="densenet201", summary="DenseNet-BC-201.")

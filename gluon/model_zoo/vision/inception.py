@@ -15,8 +15,7 @@ Example:
 from __future__ import annotations
 
 from ... import nn
-from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model
 
 __all__ = ["Inception3", "inception_v3"]
 
@@ -140,7 +139,7 @@ def make_aux(classes: int):
     return out
 
 
-class Inception3(HybridBlock):
+class Inception3(FeaturesOutput):
     """Inception V3: a stem of basic convolutions and max poolings, the Inception
     modules A1-A3, B, C1-C4, D, E1-E2, an 8x8 average pooling, dropout and a Dense
     classifier.
@@ -177,18 +176,14 @@ class Inception3(HybridBlock):
 
             self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
 
 def inception_v3(pretrained: bool = False, ctx=None, root: str | None = None, **kwargs):
     """Inception V3 with random weights (for 299x299 images).
 
     Args:
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`Inception3` (``classes``, ``prefix``, ``params``).
 
     Returns:
@@ -197,5 +192,4 @@ def inception_v3(pretrained: bool = False, ctx=None, root: str | None = None, **
     Raises:
         ValueError: for ``pretrained=True``.
     """
-    check_pretrained("inceptionv3", pretrained)
-    return Inception3(**kwargs)
+    return build_model("inceptionv3", Inception3, pretrained=pretrained, **kwargs)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ... import nn
 from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model, variant
 
 __all__ = [
     "RELU6",
@@ -94,7 +94,7 @@ class LinearBottleneck(HybridBlock):
         return out
 
 
-class MobileNet(HybridBlock):
+class MobileNet(FeaturesOutput):
     """MobileNet V1: a 3x3 convolution, 13 depthwise-separable convolutions, global
     average pooling and a Dense classifier.
 
@@ -123,11 +123,8 @@ class MobileNet(HybridBlock):
 
             self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
-
-class MobileNetV2(HybridBlock):
+class MobileNetV2(FeaturesOutput):
     """MobileNet V2: a 3x3 convolution, 17 linear bottlenecks, a 1x1 convolution to
     1280 channels (more for multipliers above 1), global average pooling and a 1x1
     convolution classifier.
@@ -165,9 +162,6 @@ class MobileNetV2(HybridBlock):
                 self.output.add(nn.Conv2D(classes, 1, use_bias=False, prefix="pred_"),
                                 nn.Flatten())
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
 
 def _version_suffix(multiplier: float) -> str:
     """``'1.0'``, ``'0.75'``, ``'0.5'``, ``'0.25'``: the multiplier as in the model names."""
@@ -181,10 +175,9 @@ def get_mobilenet(multiplier: float, pretrained: bool = False, ctx=None,
 
     Args:
         multiplier: the width multiplier (at least 0.25).
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`MobileNet` (``classes``, ``prefix``, ``params``).
 
     Returns:
@@ -193,8 +186,8 @@ def get_mobilenet(multiplier: float, pretrained: bool = False, ctx=None,
     Raises:
         ValueError: for ``pretrained=True``.
     """
-    check_pretrained(f"mobilenet{_version_suffix(multiplier)}", pretrained)
-    return MobileNet(multiplier, **kwargs)
+    return build_model(f"mobilenet{_version_suffix(multiplier)}", MobileNet, multiplier,
+                       pretrained=pretrained, **kwargs)
 
 
 def get_mobilenet_v2(multiplier: float, pretrained: bool = False, ctx=None,
@@ -203,10 +196,9 @@ def get_mobilenet_v2(multiplier: float, pretrained: bool = False, ctx=None,
 
     Args:
         multiplier: the width multiplier.
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`MobileNetV2` (``classes``, ``prefix``, ``params``).
 
     Returns:
@@ -215,109 +207,23 @@ def get_mobilenet_v2(multiplier: float, pretrained: bool = False, ctx=None,
     Raises:
         ValueError: for ``pretrained=True``.
     """
-    check_pretrained(f"mobilenetv2_{_version_suffix(multiplier)}", pretrained)
-    return MobileNetV2(multiplier, **kwargs)
+    return build_model(f"mobilenetv2_{_version_suffix(multiplier)}", MobileNetV2, multiplier,
+                       pretrained=pretrained, **kwargs)
 
 
-def mobilenet1_0(**kwargs):
-    """MobileNet V1 with width multiplier 1.0.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet(1.0, **kwargs)
-
-
-def mobilenet_v2_1_0(**kwargs):
-    """MobileNet V2 with width multiplier 1.0.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet_v2` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet_v2(1.0, **kwargs)
-
-
-def mobilenet0_75(**kwargs):
-    """MobileNet V1 with width multiplier 0.75.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet(0.75, **kwargs)
-
-
-def mobilenet_v2_0_75(**kwargs):
-    """MobileNet V2 with width multiplier 0.75.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet_v2` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet_v2(0.75, **kwargs)
-
-
-def mobilenet0_5(**kwargs):
-    """MobileNet V1 with width multiplier 0.5.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet(0.5, **kwargs)
-
-
-def mobilenet_v2_0_5(**kwargs):
-    """MobileNet V2 with width multiplier 0.5.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet_v2` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet_v2(0.5, **kwargs)
-
-
-def mobilenet0_25(**kwargs):
-    """MobileNet V1 with width multiplier 0.25.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet(0.25, **kwargs)
-
-
-def mobilenet_v2_0_25(**kwargs):
-    """MobileNet V2 with width multiplier 0.25.
-
-    Args:
-        **kwargs: see :func:`get_mobilenet_v2` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_mobilenet_v2(0.25, **kwargs)
+mobilenet1_0 = variant(get_mobilenet, 1.0, name="mobilenet1_0",
+                       summary="MobileNet V1 with width multiplier 1.0.")
+mobilenet_v2_1_0 = variant(get_mobilenet_v2, 1.0, name="mobilenet_v2_1_0",
+                           summary="MobileNet V2 with width multiplier 1.0.")
+mobilenet0_75 = variant(get_mobilenet, 0.75, name="mobilenet0_75",
+                        summary="MobileNet V1 with width multiplier 0.75.")
+mobilenet_v2_0_75 = variant(get_mobilenet_v2, 0.75, name="mobilenet_v2_0_75",
+                            summary="MobileNet V2 with width multiplier 0.75.")
+mobilenet0_5 = variant(get_mobilenet, 0.5, name="mobilenet0_5",
+                       summary="MobileNet V1 with width multiplier 0.5.")
+mobilenet_v2_0_5 = variant(get_mobilenet_v2, 0.5, name="mobilenet_v2_0_5",
+                           summary="MobileNet V2 with width multiplier 0.5.")
+mobilenet0_25 = variant(get_mobilenet, 0.25, name="mobilenet0_25",
+                        summary="MobileNet V1 with width multiplier 0.25.")
+mobilenet_v2_0_25 = variant(get_mobilenet_v2, 0.25, name="mobilenet_v2_0_25",
+                            summary="MobileNet V2 with width multiplier 0.25.")

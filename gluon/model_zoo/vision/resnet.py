@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ... import nn
 from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model, spec_entry, variant
 
 __all__ = [
     "BasicBlockV1",
@@ -46,7 +46,27 @@ def _conv3x3(channels: int, stride: int, in_channels: int):
                      in_channels=in_channels)
 
 
-class BasicBlockV1(HybridBlock):
+class _ResidualV1(HybridBlock):
+    """The V1 residual blocks: ``relu(body(x) + shortcut)``, the shortcut ``x`` or its
+    projection ``downsample(x)``."""
+
+    def _set_downsample(self, downsample: bool, channels: int, stride: int,
+                        in_channels: int) -> None:
+        """The projection of the shortcut (1x1 convolution and BatchNorm), or None."""
+        if downsample:
+            self.downsample = nn.HybridSequential(prefix="")
+            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
+                                          use_bias=False, in_channels=in_channels))
+            self.downsample.add(nn.BatchNorm())
+        else:
+            self.downsample = None
+
+    def hybrid_forward(self, F, x):
+        residual = x if self.downsample is None else self.downsample(x)
+        return F.Activation(self.body(x) + residual, act_type="relu")
+
+
+class BasicBlockV1(_ResidualV1):
     """The residual block of ResNet-18/34 V1: two 3x3 convolutions with BatchNorm,
     ReLU after the addition.
 
@@ -67,20 +87,10 @@ class BasicBlockV1(HybridBlock):
         self.body.add(nn.Activation("relu"))
         self.body.add(_conv3x3(channels, 1, channels))
         self.body.add(nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels))
-            self.downsample.add(nn.BatchNorm())
-        else:
-            self.downsample = None
-
-    def hybrid_forward(self, F, x):
-        residual = x if self.downsample is None else self.downsample(x)
-        return F.Activation(self.body(x) + residual, act_type="relu")
+        self._set_downsample(downsample, channels, stride, in_channels)
 
 
-class BottleneckV1(HybridBlock):
+class BottleneckV1(_ResidualV1):
     """The residual block of ResNet-50/101/152 V1: 1x1, 3x3 and 1x1 convolutions with
     BatchNorm (the stride on the first), ReLU after the addition.
 
@@ -104,20 +114,40 @@ class BottleneckV1(HybridBlock):
         self.body.add(nn.Activation("relu"))
         self.body.add(nn.Conv2D(channels, kernel_size=1, strides=1))
         self.body.add(nn.BatchNorm())
+        self._set_downsample(downsample, channels, stride, in_channels)
+
+
+class _ResidualV2(HybridBlock):
+    """The V2 (pre-activation) residual blocks: BatchNorm, ReLU and a convolution per
+    layer (``bn1``/``conv1``, ``bn2``/``conv2``, ...), plus the shortcut: ``x`` or the
+    projection ``downsample`` of the first ReLU's output."""
+
+    def _set_downsample(self, downsample: bool, channels: int, stride: int,
+                        in_channels: int) -> None:
+        """The projection of the shortcut (1x1 convolution), or None."""
         if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels))
-            self.downsample.add(nn.BatchNorm())
+            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
+                                        in_channels=in_channels)
         else:
             self.downsample = None
 
+    def _layers(self) -> tuple:
+        """The ``(BatchNorm, convolution)`` pairs in order."""
+        raise NotImplementedError
+
     def hybrid_forward(self, F, x):
-        residual = x if self.downsample is None else self.downsample(x)
-        return F.Activation(self.body(x) + residual, act_type="relu")
+        residual = x
+        (bn1, conv1), *later = self._layers()
+        x = F.Activation(bn1(x), act_type="relu")
+        if self.downsample is not None:
+            residual = self.downsample(x)
+        x = conv1(x)
+        for bn, conv in later:
+            x = conv(F.Activation(bn(x), act_type="relu"))
+        return x + residual
 
 
-class BasicBlockV2(HybridBlock):
+class BasicBlockV2(_ResidualV2):
     """The pre-activation residual block of ResNet-18/34 V2: BatchNorm, ReLU and a 3x3
     convolution, twice; the shortcut, when projected, starts after the first ReLU.
 
@@ -136,23 +166,13 @@ class BasicBlockV2(HybridBlock):
         self.conv1 = _conv3x3(channels, stride, in_channels)
         self.bn2 = nn.BatchNorm()
         self.conv2 = _conv3x3(channels, 1, channels)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
+        self._set_downsample(downsample, channels, stride, in_channels)
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
-        return x + residual
+    def _layers(self) -> tuple:
+        return (self.bn1, self.conv1), (self.bn2, self.conv2)
 
 
-class BottleneckV2(HybridBlock):
+class BottleneckV2(_ResidualV2):
     """The pre-activation residual block of ResNet-50/101/152 V2: BatchNorm, ReLU and a
     convolution (1x1, 3x3 with the stride, 1x1), without biases.
 
@@ -173,21 +193,10 @@ class BottleneckV2(HybridBlock):
         self.conv2 = _conv3x3(channels // 4, stride, channels // 4)
         self.bn3 = nn.BatchNorm()
         self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
+        self._set_downsample(downsample, channels, stride, in_channels)
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
-        x = self.conv3(F.Activation(self.bn3(x), act_type="relu"))
-        return x + residual
+    def _layers(self) -> tuple:
+        return (self.bn1, self.conv1), (self.bn2, self.conv2), (self.bn3, self.conv3)
 
 
 def _check_layers(layers, channels) -> None:
@@ -208,7 +217,23 @@ def _make_stage(block, num_layers: int, channels: int, stride: int, stage_index:
     return stage
 
 
-class ResNetV1(HybridBlock):
+def _add_stem_and_stages(features, block, layers, channels, thumbnail: bool) -> None:
+    """The stem (a 3x3 convolution for thumbnails, else 7x7 convolution, BatchNorm, ReLU
+    and max pooling), then one stage per entry of ``layers``, the first of stride 1."""
+    if thumbnail:
+        features.add(_conv3x3(channels[0], 1, 0))
+    else:
+        features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
+        features.add(nn.BatchNorm())
+        features.add(nn.Activation("relu"))
+        features.add(nn.MaxPool2D(3, 2, 1))
+    for i, num_layers in enumerate(layers):
+        stride = 1 if i == 0 else 2
+        features.add(_make_stage(block, num_layers, channels[i + 1], stride, i + 1,
+                                 in_channels=channels[i]))
+
+
+class ResNetV1(FeaturesOutput):
     """ResNet V1: a 7x7 stem (or a 3x3 one for small images), four stages of residual
     blocks, global average pooling and a Dense classifier.
 
@@ -232,25 +257,12 @@ class ResNetV1(HybridBlock):
         _check_layers(layers, channels)
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
-            if thumbnail:
-                self.features.add(_conv3x3(channels[0], 1, 0))
-            else:
-                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                self.features.add(nn.BatchNorm())
-                self.features.add(nn.Activation("relu"))
-                self.features.add(nn.MaxPool2D(3, 2, 1))
-            for i, num_layers in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(_make_stage(block, num_layers, channels[i + 1], stride,
-                                              i + 1, in_channels=channels[i]))
+            _add_stem_and_stages(self.features, block, layers, channels, thumbnail)
             self.features.add(nn.GlobalAvgPool2D())
             self.output = nn.Dense(classes, in_units=channels[-1])
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
 
-
-class ResNetV2(HybridBlock):
+class ResNetV2(FeaturesOutput):
     """ResNet V2 (pre-activation): a BatchNorm on the input (without scale and shift),
     the stem, four stages of residual blocks, BatchNorm, ReLU, global average pooling
     and a Dense classifier.
@@ -276,27 +288,12 @@ class ResNetV2(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             self.features.add(nn.BatchNorm(scale=False, center=False))
-            if thumbnail:
-                self.features.add(_conv3x3(channels[0], 1, 0))
-            else:
-                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                self.features.add(nn.BatchNorm())
-                self.features.add(nn.Activation("relu"))
-                self.features.add(nn.MaxPool2D(3, 2, 1))
-            in_channels = channels[0]
-            for i, num_layers in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(_make_stage(block, num_layers, channels[i + 1], stride,
-                                              i + 1, in_channels=in_channels))
-                in_channels = channels[i + 1]
+            _add_stem_and_stages(self.features, block, layers, channels, thumbnail)
             self.features.add(nn.BatchNorm())
             self.features.add(nn.Activation("relu"))
             self.features.add(nn.GlobalAvgPool2D())
             self.features.add(nn.Flatten())
-            self.output = nn.Dense(classes, in_units=in_channels)
-
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
+            self.output = nn.Dense(classes, in_units=channels[-1])
 
 
 # num_layers: (block type, blocks per stage, channels of the stem and of each stage)
@@ -318,10 +315,9 @@ def get_resnet(version: int, num_layers: int, pretrained: bool = False, ctx=None
     Args:
         version: 1 or 2.
         num_layers: 18, 34, 50, 101 or 152.
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`ResNetV1`/:class:`ResNetV2` (``classes``,
             ``thumbnail``, ``prefix``, ``params``).
 
@@ -336,143 +332,36 @@ def get_resnet(version: int, num_layers: int, pretrained: bool = False, ctx=None
         >>> type(get_resnet(2, 50)).__name__
         'ResNetV2'
     """
-    if num_layers not in resnet_spec:
-        raise ValueError(f"get_resnet: invalid number of layers {num_layers!r}; options are "
-                         f"{sorted(resnet_spec)}")
+    block_type, layers, channels = spec_entry("get_resnet", resnet_spec, num_layers)
     if version not in (1, 2):
         raise ValueError(f"get_resnet: invalid ResNet version {version!r}; options are 1 "
                          "and 2")
-    check_pretrained(f"resnet{num_layers}_v{version}", pretrained)
-    block_type, layers, channels = resnet_spec[num_layers]
     block = resnet_block_versions[version - 1][block_type]
-    return resnet_net_versions[version - 1](block, layers, channels, **kwargs)
+    return build_model(f"resnet{num_layers}_v{version}", resnet_net_versions[version - 1],
+                       block, layers, channels, pretrained=pretrained, **kwargs)
 
 
-def resnet18_v1(**kwargs):
-    """ResNet-18 V1 from "Deep Residual Learning for Image Recognition".
+_V1 = 'from "Deep Residual Learning for Image Recognition".'
+_V2 = 'from "Identity Mappings in Deep Residual Networks".'
+_OPTIONS = "``classes``, ``thumbnail``"
 
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(1, 18, **kwargs)
-
-
-def resnet34_v1(**kwargs):
-    """ResNet-34 V1 from "Deep Residual Learning for Image Recognition".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(1, 34, **kwargs)
-
-
-def resnet50_v1(**kwargs):
-    """ResNet-50 V1 from "Deep Residual Learning for Image Recognition".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(1, 50, **kwargs)
-
-
-def resnet101_v1(**kwargs):
-    """ResNet-101 V1 from "Deep Residual Learning for Image Recognition".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(1, 101, **kwargs)
-
-
-def resnet152_v1(**kwargs):
-    """ResNet-152 V1 from "Deep Residual Learning for Image Recognition".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(1, 152, **kwargs)
-
-
-def resnet18_v2(**kwargs):
-    """ResNet-18 V2 from "Identity Mappings in Deep Residual Networks".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(2, 18, **kwargs)
-
-
-def resnet34_v2(**kwargs):
-    """ResNet-34 V2 from "Identity Mappings in Deep Residual Networks".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(2, 34, **kwargs)
-
-
-def resnet50_v2(**kwargs):
-    """ResNet-50 V2 from "Identity Mappings in Deep Residual Networks".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(2, 50, **kwargs)
-
-
-def resnet101_v2(**kwargs):
-    """ResNet-101 V2 from "Identity Mappings in Deep Residual Networks".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(2, 101, **kwargs)
-
-
-def resnet152_v2(**kwargs):
-    """ResNet-152 V2 from "Identity Mappings in Deep Residual Networks".
-
-    Args:
-        **kwargs: see :func:`get_resnet` (``classes``, ``thumbnail``, ``pretrained``
-            (must be False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_resnet(2, 152, **kwargs)
+resnet18_v1 = variant(get_resnet, 1, 18, name="resnet18_v1", summary=f"ResNet-18 V1 {_V1}",
+                      options=_OPTIONS)
+resnet34_v1 = variant(get_resnet, 1, 34, name="resnet34_v1", summary=f"ResNet-34 V1 {_V1}",
+                      options=_OPTIONS)
+resnet50_v1 = variant(get_resnet, 1, 50, name="resnet50_v1", summary=f"ResNet-50 V1 {_V1}",
+                      options=_OPTIONS)
+resnet101_v1 = variant(get_resnet, 1, 101, name="resnet101_v1",
+                       summary=f"ResNet-101 V1 {_V1}", options=_OPTIONS)
+resnet152_v1 = variant(get_resnet, 1, 152, name="resnet152_v1",
+                       summary=f"ResNet-152 V1 {_V1}", options=_OPTIONS)
+resnet18_v2 = variant(get_resnet, 2, 18, name="resnet18_v2", summary=f"ResNet-18 V2 {_V2}",
+                      options=_OPTIONS)
+resnet34_v2 = variant(get_resnet, 2, 34, name="resnet34_v2", summary=f"ResNet-34 V2 {_V2}",
+                      options=_OPTIONS)
+resnet50_v2 = variant(get_resnet, 2, 50, name="resnet50_v2", summary=f"ResNet-50 V2 {_V2}",
+                      options=_OPTIONS)
+resnet101_v2 = variant(get_resnet, 2, 101, name="resnet101_v2",
+                       summary=f"ResNet-101 V2 {_V2}", options=_OPTIONS)
+resnet152_v2 = variant(get_resnet, 2, 152, name="resnet152_v2",
+                       summary=f"ResNet-152 V2 {_V2}", options=_OPTIONS)

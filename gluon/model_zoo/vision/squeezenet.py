@@ -17,8 +17,7 @@ Example:
 from __future__ import annotations
 
 from ... import nn
-from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model, variant
 
 __all__ = ["SqueezeNet", "get_squeezenet", "squeezenet1_0", "squeezenet1_1"]
 
@@ -42,7 +41,7 @@ def _make_fire(squeeze_channels: int, expand1x1_channels: int, expand3x3_channel
     return out
 
 
-class SqueezeNet(HybridBlock):
+class SqueezeNet(FeaturesOutput):
     """SqueezeNet: a convolution, fire modules between max poolings, dropout, then a
     1x1 convolution to ``classes`` channels, ReLU and a 13x13 average pooling.
 
@@ -98,9 +97,6 @@ class SqueezeNet(HybridBlock):
             self.output.add(nn.AvgPool2D(13))
             self.output.add(nn.Flatten())
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
 
 def get_squeezenet(version: str, pretrained: bool = False, ctx=None,
                    root: str | None = None, **kwargs):
@@ -108,10 +104,9 @@ def get_squeezenet(version: str, pretrained: bool = False, ctx=None,
 
     Args:
         version: ``'1.0'`` or ``'1.1'``.
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`SqueezeNet` (``classes``, ``prefix``, ``params``).
 
     Returns:
@@ -120,31 +115,9 @@ def get_squeezenet(version: str, pretrained: bool = False, ctx=None,
     Raises:
         ValueError: for an unknown version, or ``pretrained=True``.
     """
-    check_pretrained(f"squeezenet{version}", pretrained)
-    return SqueezeNet(version, **kwargs)
+    return build_model(f"squeezenet{version}", SqueezeNet, version, pretrained=pretrained,
+                       **kwargs)
 
 
-def squeezenet1_0(**kwargs):
-    """SqueezeNet 1.0.
-
-    Args:
-        **kwargs: see :func:`get_squeezenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_squeezenet("1.0", **kwargs)
-
-
-def squeezenet1_1(**kwargs):
-    """SqueezeNet 1.1.
-
-    Args:
-        **kwargs: see :func:`get_squeezenet` (``classes``, ``pretrained`` (must be
-            False), ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_squeezenet("1.1", **kwargs)
+squeezenet1_0 = variant(get_squeezenet, "1.0", name="squeezenet1_0", summary="SqueezeNet 1.0.")
+squeezenet1_1 = variant(get_squeezenet, "1.1", name="squeezenet1_1", summary="SqueezeNet 1.1.")

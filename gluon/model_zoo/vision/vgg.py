@@ -17,8 +17,7 @@ from __future__ import annotations
 from core.initializer import Xavier
 
 from ... import nn
-from ...block import HybridBlock
-from ._common import check_pretrained
+from ._common import FeaturesOutput, build_model, spec_entry, variant
 
 __all__ = [
     "VGG",
@@ -34,7 +33,7 @@ __all__ = [
 ]
 
 
-class VGG(HybridBlock):
+class VGG(FeaturesOutput):
     """VGG: blocks of 3x3 convolutions (with BatchNorm if asked) and ReLU, each block
     closed by a 2x2 max pooling, then two Dense(4096) layers with ReLU and dropout, and
     a Dense classifier.
@@ -83,9 +82,6 @@ class VGG(HybridBlock):
             featurizer.add(nn.MaxPool2D(strides=2))
         return featurizer
 
-    def hybrid_forward(self, F, x):
-        return self.output(self.features(x))
-
 
 # num_layers: (convolutions per block, channels per block)
 vgg_spec = {11: ([1, 1, 2, 2, 2], [64, 128, 256, 512, 512]),
@@ -100,10 +96,9 @@ def get_vgg(num_layers: int, pretrained: bool = False, ctx=None, root: str | Non
 
     Args:
         num_layers: 11, 13, 16 or 19.
-        pretrained: must be False: pretrained weights are not downloaded (load them
-            with ``net.load_parameters(path)``).
-        ctx: accepted for MXNet compatibility (used only with pretrained weights).
-        root: accepted for MXNet compatibility (used only with pretrained weights).
+        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
+            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
+            and ``root`` are unused.
         **kwargs: passed to :class:`VGG` (``classes``, ``batch_norm``, ``prefix``).
 
     Returns:
@@ -112,118 +107,20 @@ def get_vgg(num_layers: int, pretrained: bool = False, ctx=None, root: str | Non
     Raises:
         ValueError: for an unknown depth, or ``pretrained=True``.
     """
-    if num_layers not in vgg_spec:
-        raise ValueError(f"get_vgg: invalid number of layers {num_layers!r}; options are "
-                         f"{sorted(vgg_spec)}")
-    check_pretrained(f"vgg{num_layers}{'_bn' if kwargs.get('batch_norm') else ''}",
-                     pretrained)
-    layers, filters = vgg_spec[num_layers]
-    return VGG(layers, filters, **kwargs)
+    layers, filters = spec_entry("get_vgg", vgg_spec, num_layers)
+    return build_model(f"vgg{num_layers}{'_bn' if kwargs.get('batch_norm') else ''}", VGG,
+                       layers, filters, pretrained=pretrained, **kwargs)
 
 
-def vgg11(**kwargs):
-    """VGG-11.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_vgg(11, **kwargs)
-
-
-def vgg11_bn(**kwargs):
-    """VGG-11 with BatchNorm.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    kwargs["batch_norm"] = True
-    return get_vgg(11, **kwargs)
-
-
-def vgg13(**kwargs):
-    """VGG-13.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_vgg(13, **kwargs)
-
-
-def vgg13_bn(**kwargs):
-    """VGG-13 with BatchNorm.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    kwargs["batch_norm"] = True
-    return get_vgg(13, **kwargs)
-
-
-def vgg16(**kwargs):
-    """VGG-16.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_vgg(16, **kwargs)
-
-
-def vgg16_bn(**kwargs):
-    """VGG-16 with BatchNorm.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    kwargs["batch_norm"] = True
-    return get_vgg(16, **kwargs)
-
-
-def vgg19(**kwargs):
-    """VGG-19.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    return get_vgg(19, **kwargs)
-
-
-def vgg19_bn(**kwargs):
-    """VGG-19 with BatchNorm.
-
-    Args:
-        **kwargs: see :func:`get_vgg` (``classes``, ``pretrained`` (must be False),
-            ``prefix``, ...).
-
-    Returns:
-        The model, not initialized.
-    """
-    kwargs["batch_norm"] = True
-    return get_vgg(19, **kwargs)
+vgg11 = variant(get_vgg, 11, name="vgg11", summary="VGG-11.")
+vgg11_bn = variant(get_vgg, 11, name="vgg11_bn", summary="VGG-11 with BatchNorm.",
+                   batch_norm=True)
+vgg13 = variant(get_vgg, 13, name="vgg13", summary="VGG-13.")
+vgg13_bn = variant(get_vgg, 13, name="vgg13_bn", summary="VGG-13 with BatchNorm.",
+                   batch_norm=True)
+vgg16 = variant(get_vgg, 16, name="vgg16", summary="VGG-16.")
+vgg16_bn = variant(get_vgg, 16, name="vgg16_bn", summary="VGG-16 with BatchNorm.",
+                   batch_norm=True)
+vgg19 = variant(get_vgg, 19, name="vgg19", summary="VGG-19.")
+vgg19_bn = variant(get_vgg, 19, name="vgg19_bn", summary="VGG-19 with BatchNorm.",
+                   batch_norm=True)
