@@ -20,7 +20,6 @@ import warnings
 from core import nd
 
 from .block import Block, HybridBlock
-from .utils import _indent
 
 __all__ = ["HybridLambda", "HybridSequential", "Lambda", "Sequential"]
 
@@ -38,13 +37,32 @@ def _chain(blocks, x, args):
     return x
 
 
-def _repr_children(self) -> str:
-    modstr = "\n".join(f"  ({key}): {_indent(repr(block), 2)}"
-                       for key, block in self._children.items())
-    return f"{type(self).__name__}(\n{modstr}\n)"
+class _Sequence:
+    """What :class:`Sequential` and :class:`HybridSequential` share: ``add``, indexing
+    and slicing, ``len``."""
+
+    def __init__(self, prefix: str | None = None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    def add(self, *blocks: Block) -> None:
+        """Append blocks (in order; HybridBlocks only in a HybridSequential)."""
+        for block in blocks:
+            self.register_child(block)
+
+    def __getitem__(self, key):
+        layers = list(self._children.values())[key]
+        if isinstance(layers, list):
+            net = type(self)(prefix=self._prefix)
+            with net.name_scope():
+                net.add(*layers)
+            return net
+        return layers
+
+    def __len__(self) -> int:
+        return len(self._children)
 
 
-class Sequential(Block):
+class Sequential(_Sequence, Block):
     """Blocks run one after the other.
 
     Args:
@@ -60,30 +78,8 @@ class Sequential(Block):
         [1.0, 3.0]
     """
 
-    def __init__(self, prefix: str | None = None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
-    def add(self, *blocks: Block) -> None:
-        """Append blocks (in order)."""
-        for block in blocks:
-            self.register_child(block)
-
     def forward(self, x, *args):
         return _chain(self._children.values(), x, args)
-
-    __repr__ = _repr_children
-
-    def __getitem__(self, key):
-        layers = list(self._children.values())[key]
-        if isinstance(layers, list):
-            net = type(self)(prefix=self._prefix)
-            with net.name_scope():
-                net.add(*layers)
-            return net
-        return layers
-
-    def __len__(self) -> int:
-        return len(self._children)
 
     def hybridize(self, active: bool = True, **kwargs) -> None:
         """Hybridize the children (see :meth:`HybridBlock.hybridize`)."""
@@ -95,7 +91,7 @@ class Sequential(Block):
         super().hybridize(active, **kwargs)
 
 
-class HybridSequential(HybridBlock):
+class HybridSequential(_Sequence, HybridBlock):
     """HybridBlocks run one after the other.
 
     Args:
@@ -103,30 +99,8 @@ class HybridSequential(HybridBlock):
         params: see :class:`Block`.
     """
 
-    def __init__(self, prefix: str | None = None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
-    def add(self, *blocks: HybridBlock) -> None:
-        """Append HybridBlocks (in order)."""
-        for block in blocks:
-            self.register_child(block)
-
     def hybrid_forward(self, F, x, *args):
         return _chain(self._children.values(), x, args)
-
-    __repr__ = _repr_children
-
-    def __getitem__(self, key):
-        layers = list(self._children.values())[key]
-        if isinstance(layers, list):
-            net = type(self)(prefix=self._prefix)
-            with net.name_scope():
-                net.add(*layers)
-            return net
-        return layers
-
-    def __len__(self) -> int:
-        return len(self._children)
 
 
 def _lookup(namespace, function: str):
@@ -134,6 +108,22 @@ def _lookup(namespace, function: str):
     if fn is None or not callable(fn):
         raise ValueError(f"Function name {function} is not found in ndarray (core.nd).")
     return fn
+
+
+def _function_name(function) -> str:
+    """The name shown by the repr of a (Hybrid)Lambda wrapping ``function``: a
+    ``core.nd`` function's name (checked) or a callable.
+
+    Raises:
+        ValueError: an unknown function name, or neither a name nor a callable.
+    """
+    if isinstance(function, str):
+        _lookup(nd, function)
+        return function
+    if callable(function):
+        return getattr(function, "__name__", type(function).__name__)
+    raise ValueError(  # MXNet raises ValueError here
+        f"Unrecognized function in lambda: {function} of type {type(function)}")
 
 
 class Lambda(Block):
@@ -155,15 +145,8 @@ class Lambda(Block):
 
     def __init__(self, function, prefix: str | None = None):
         super().__init__(prefix=prefix)
-        if isinstance(function, str):
-            self._func_impl = _lookup(nd, function)
-            self._func_name = function
-        elif callable(function):
-            self._func_impl = function
-            self._func_name = getattr(function, "__name__", type(function).__name__)
-        else:
-            raise ValueError(  # noqa: TRY004 - MXNet raises ValueError here
-                f"Unrecognized function in lambda: {function} of type {type(function)}")
+        self._func_name = _function_name(function)
+        self._func_impl = getattr(nd, function) if isinstance(function, str) else function
 
     def forward(self, *args):
         return self._func_impl(*args)
@@ -189,17 +172,11 @@ class HybridLambda(HybridBlock):
 
     def __init__(self, function, prefix: str | None = None):
         super().__init__(prefix=prefix)
+        self._func_name = _function_name(function)
         if isinstance(function, str):
-            _lookup(nd, function)
-            name = function
-            self._func = lambda F, *args: getattr(F, name)(*args)
-            self._func_name = function
-        elif callable(function):
-            self._func = function
-            self._func_name = getattr(function, "__name__", type(function).__name__)
+            self._func = lambda F, *args: getattr(F, function)(*args)
         else:
-            raise ValueError(  # noqa: TRY004 - MXNet raises ValueError here
-                f"Unrecognized function in lambda: {function} of type {type(function)}")
+            self._func = function
 
     def hybrid_forward(self, F, x, *args):
         return self._func(F, x, *args)
