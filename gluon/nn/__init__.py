@@ -1,8 +1,9 @@
 """gluon.nn: neural-network layers (MXNet Gluon 1.9's ``gluon.nn``).
 
-The layers (``basic_layers``, ``conv_layers``, ``activations``), the containers
-``Sequential``/``HybridSequential``/``Lambda``/``HybridLambda`` and the base classes
-``Block``/``HybridBlock``, all under one namespace as in MXNet.
+The layers (``basic_layers``, which re-exports ``norm_layers``, ``conv_layers``,
+``activations``), the containers ``Sequential``/``HybridSequential``/``Lambda``/
+``HybridLambda`` and the base classes ``Block``/``HybridBlock``, all under one
+namespace as in MXNet.
 
 Example:
     >>> from core import nd

@@ -1,9 +1,10 @@
 """Basic layers (MXNet Gluon 1.9's ``gluon.nn.basic_layers``).
 
-``Dense``, ``Dropout``, the normalization layers (``BatchNorm``, ``BatchNormReLU``,
-``SyncBatchNorm``, ``InstanceNorm``, ``LayerNorm``, ``GroupNorm``), ``Embedding``,
-``Flatten``, ``Identity`` and the concatenating containers ``Concatenate`` /
-``HybridConcatenate``. Each layer is a HybridBlock written in MXNet 1.x's
+``Dense``, ``Dropout``, ``Embedding``, ``Flatten``, ``Identity`` and the concatenating
+containers ``Concatenate`` / ``HybridConcatenate``; the normalization layers
+(``BatchNorm``, ``BatchNormReLU``, ``SyncBatchNorm``, ``InstanceNorm``, ``LayerNorm``,
+``GroupNorm``) live in ``norm_layers`` and are re-exported here, as MXNet has them in
+this module. Each layer is a HybridBlock written in MXNet 1.x's
 ``hybrid_forward(self, F, x, *params)`` style, with MXNet's arguments, defaults and
 parameter names (``dense0_weight``; ``weight``/``bias`` by structure).
 
@@ -24,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy
 
@@ -33,6 +33,14 @@ from core import nd
 from ..block import HybridBlock
 from ..containers import HybridSequential, Sequential
 from .activations import Activation
+from .norm_layers import (
+    BatchNorm,
+    BatchNormReLU,
+    GroupNorm,
+    InstanceNorm,
+    LayerNorm,
+    SyncBatchNorm,
+)
 
 __all__ = [
     "BatchNorm",
@@ -51,16 +59,20 @@ __all__ = [
 ]
 
 
-def _kwargs_repr(kwargs: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-
-
-def _channel_dim(name: str, x, axis: int) -> int:
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"{name}: axis={axis} is out of range for an input of shape "
-                         f"{tuple(x.shape)} ({x.ndim} dimensions)")
-    return int(x.shape[axis])
-
+def _add_bias_and_activation(block, size: int, use_bias: bool, bias_initializer,
+                             activation: str | None, **param_kwargs) -> None:
+    """Set ``block.bias`` (shape ``(size,)``; None without ``use_bias``) and
+    ``block.act``, the :class:`Activation` named ``activation`` (None for none): the end
+    of the Dense and convolution layers."""
+    if use_bias:
+        block.bias = block.params.get("bias", shape=(size,), init=bias_initializer,
+                                      **param_kwargs, allow_deferred_init=True)
+    else:
+        block.bias = None
+    if activation is not None:
+        block.act = Activation(activation, prefix=activation + "_")
+    else:
+        block.act = None
 
 class Dense(HybridBlock):
     """A densely-connected layer: ``activation(dot(x, weight.T) + bias)``.
@@ -113,15 +125,8 @@ class Dense(HybridBlock):
             self.weight = self.params.get("weight", shape=(units, in_units),
                                           init=weight_initializer, dtype=dtype,
                                           allow_deferred_init=True)
-            if use_bias:
-                self.bias = self.params.get("bias", shape=(units,), init=bias_initializer,
-                                            dtype=dtype, allow_deferred_init=True)
-            else:
-                self.bias = None
-            if activation is not None:
-                self.act = Activation(activation, prefix=activation + "_")
-            else:
-                self.act = None
+            _add_bias_and_activation(self, units, use_bias, bias_initializer, activation,
+                                     dtype=dtype)
 
     def infer_shape(self, x, *args) -> None:
         if self._flatten:
@@ -177,337 +182,6 @@ class Dropout(HybridBlock):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p = {self._rate}, axes={self._axes})"
-
-
-class BatchNorm(HybridBlock):
-    """Batch normalization (Ioffe and Szegedy, 2015).
-
-    In training (``autograd.is_training()``) the input is normalized with the mean and
-    (biased) variance of the batch over every axis but ``axis``, and the running
-    statistics are updated in place: ``running = running * momentum + batch * (1 -
-    momentum)``. In inference, or with ``use_global_stats``, the running statistics are
-    used. ``running_mean``/``running_var`` are parameters without gradient
-    (``grad_req='null'``), saved and loaded with the others.
-
-    Args:
-        axis: the channel axis (1 for NCHW data, -1 or 3 for NHWC).
-        momentum: the running statistics' decay.
-        epsilon: added to the variance.
-        center: add the learned offset ``beta`` (False: beta stays 0).
-        scale: multiply by the learned ``gamma`` (False: gamma is fixed to 1).
-        use_global_stats: normalize with the running statistics in training too.
-        fuse_relu: must be False (use :class:`BatchNormReLU`).
-        beta_initializer: the initializer of ``beta``.
-        gamma_initializer: the initializer of ``gamma``.
-        running_mean_initializer: the initializer of ``running_mean``.
-        running_variance_initializer: the initializer of ``running_var``.
-        in_channels: the number of channels; 0 infers it from the first input.
-        **kwargs: ``prefix``, ``params`` (see :class:`gluon.Block`).
-
-    Parameters:
-        gamma, beta, running_mean, running_var: shape ``(in_channels,)``.
-
-    Example:
-        >>> from core import nd, autograd
-        >>> from gluon import nn
-        >>> bn = nn.BatchNorm(momentum=0.5)
-        >>> bn.initialize()
-        >>> with autograd.record():
-        ...     y = bn(nd.array([[1.0, 2.0], [3.0, 6.0]]))
-        >>> y.asnumpy().round(3).tolist()
-        [[-1.0, -1.0], [1.0, 1.0]]
-        >>> bn.running_mean.data().asnumpy().tolist()
-        [1.0, 2.0]
-        >>> bn
-        BatchNorm(axis=1, eps=1e-05, momentum=0.5, fix_gamma=False, use_global_stats=False, in_channels=2)
-    """
-
-    def __init__(self, axis: int = 1, momentum: float = 0.9, epsilon: float = 1e-5,
-                 center: bool = True, scale: bool = True, use_global_stats: bool = False,
-                 fuse_relu: bool = False, beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels: int = 0, **kwargs):
-        if fuse_relu and not isinstance(self, BatchNormReLU):
-            raise ValueError("BatchNorm: fuse_relu=True is not supported here; use "
-                             "nn.BatchNormReLU for batch normalization fused with ReLU")
-        super().__init__(**kwargs)
-        self._kwargs = {"axis": axis, "eps": epsilon, "momentum": momentum,
-                        "fix_gamma": not scale, "use_global_stats": use_global_stats}
-        self.fuse_relu = fuse_relu
-        if in_channels != 0:
-            self.in_channels = in_channels
-        with self.name_scope():
-            self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                         shape=(in_channels,), init=gamma_initializer,
-                                         allow_deferred_init=True, differentiable=scale)
-            self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                        shape=(in_channels,), init=beta_initializer,
-                                        allow_deferred_init=True, differentiable=center)
-            self.running_mean = self.params.get("running_mean", grad_req="null",
-                                                shape=(in_channels,),
-                                                init=running_mean_initializer,
-                                                allow_deferred_init=True, differentiable=False)
-            self.running_var = self.params.get("running_var", grad_req="null",
-                                               shape=(in_channels,),
-                                               init=running_variance_initializer,
-                                               allow_deferred_init=True, differentiable=False)
-
-    def cast(self, dtype) -> None:
-        """Cast the parameters; float16 is kept in float32 (statistics need the range)."""
-        if numpy.dtype(dtype).name == "float16":
-            dtype = "float32"
-        super().cast(dtype)
-
-    def infer_shape(self, x, *args) -> None:
-        c = _channel_dim(type(self).__name__, x, self._batch_norm_kwargs()["axis"])
-        for p in (self.gamma, self.beta, self.running_mean, self.running_var):
-            p.shape = (c,)
-
-    def _batch_norm_kwargs(self) -> dict:
-        return self._kwargs
-
-    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        out = F.BatchNorm(x, gamma, beta, running_mean, running_var,
-                          **self._batch_norm_kwargs())
-        if self.fuse_relu:
-            out = F.relu(out)
-        return out
-
-    def __repr__(self) -> str:
-        in_channels = self.gamma.shape[0]
-        return (f"{type(self).__name__}({_kwargs_repr(self._kwargs)}, "
-                f"in_channels={in_channels if in_channels else None})")
-
-
-class BatchNormReLU(BatchNorm):
-    """Batch normalization followed by ReLU (MXNet's fused ``BatchNormReLU``).
-
-    Args:
-        As :class:`BatchNorm` (``fuse_relu`` must be True).
-    """
-
-    def __init__(self, axis: int = 1, momentum: float = 0.9, epsilon: float = 1e-5,
-                 center: bool = True, scale: bool = True, use_global_stats: bool = False,
-                 fuse_relu: bool = True, beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels: int = 0, **kwargs):
-        if not fuse_relu:
-            raise ValueError("BatchNormReLU: fuse_relu must be True; use nn.BatchNorm "
-                             "without ReLU fusion")
-        super().__init__(axis, momentum, epsilon, center, scale, use_global_stats, True,
-                         beta_initializer, gamma_initializer, running_mean_initializer,
-                         running_variance_initializer, in_channels, **kwargs)
-
-
-class SyncBatchNorm(BatchNorm):
-    """Cross-device synchronized batch normalization (MXNet's ``SyncBatchNorm``), over
-    the channel axis 1.
-
-    On one device it is :class:`BatchNorm`. The statistics are not synchronized across
-    devices: with parameters on several contexts each replica normalizes with its own
-    batch statistics and updates its own running statistics.
-
-    Args:
-        in_channels: the number of channels; 0 infers it from the first input.
-        num_devices: the number of devices taking part (default: the number of GPUs,
-            at least 1); recorded.
-        momentum, epsilon, center, scale, use_global_stats, beta_initializer,
-        gamma_initializer, running_mean_initializer, running_variance_initializer:
-            as :class:`BatchNorm`.
-        **kwargs: ``prefix``, ``params`` (see :class:`gluon.Block`).
-    """
-
-    def __init__(self, in_channels: int = 0, num_devices: int | None = None,
-                 momentum: float = 0.9, epsilon: float = 1e-5, center: bool = True,
-                 scale: bool = True, use_global_stats: bool = False,
-                 beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 **kwargs):
-        super().__init__(1, momentum, epsilon, center, scale, use_global_stats, False,
-                         beta_initializer, gamma_initializer, running_mean_initializer,
-                         running_variance_initializer, in_channels, **kwargs)
-        if num_devices is None:
-            num_devices = self._get_num_devices()
-        self._bn_kwargs = dict(self._kwargs)
-        self._kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
-                        "use_global_stats": use_global_stats, "ndev": num_devices,
-                        "key": self.prefix}
-
-    @staticmethod
-    def _get_num_devices() -> int:
-        import core
-
-        warnings.warn("Caution using SyncBatchNorm: if not using all the GPUs, please "
-                      "manually set num_devices", UserWarning, stacklevel=3)
-        return max(core.num_gpus(), 1)
-
-    def _batch_norm_kwargs(self) -> dict:
-        return self._bn_kwargs
-
-
-class InstanceNorm(HybridBlock):
-    """Instance normalization (Ulyanov et al., 2016): each sample and channel is
-    normalized over the remaining (spatial) axes.
-
-    ``out = (x - mean) / sqrt(var + epsilon) * gamma + beta``.
-
-    Args:
-        axis: the channel axis, excluded from the normalization with the batch axis 0.
-        epsilon: added to the variance.
-        center: learn the offset ``beta``.
-        scale: learn the scale ``gamma`` (default False: gamma stays 1).
-        beta_initializer: the initializer of ``beta``.
-        gamma_initializer: the initializer of ``gamma``.
-        in_channels: the number of channels; 0 infers it from the first input.
-        **kwargs: ``prefix``, ``params`` (see :class:`gluon.Block`).
-
-    Example:
-        >>> from core import nd
-        >>> from gluon import nn
-        >>> layer = nn.InstanceNorm(epsilon=0.0)
-        >>> layer.initialize()
-        >>> layer(nd.array([[[1.0, 3.0]], [[2.0, 6.0]]])).asnumpy().tolist()
-        [[[-1.0, 1.0]], [[-1.0, 1.0]]]
-    """
-
-    def __init__(self, axis: int = 1, epsilon: float = 1e-5, center: bool = True,
-                 scale: bool = False, beta_initializer="zeros", gamma_initializer="ones",
-                 in_channels: int = 0, **kwargs):
-        super().__init__(**kwargs)
-        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
-        self._axis = axis
-        self._epsilon = epsilon
-        with self.name_scope():
-            self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                         shape=(in_channels,), init=gamma_initializer,
-                                         allow_deferred_init=True)
-            self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                        shape=(in_channels,), init=beta_initializer,
-                                        allow_deferred_init=True)
-
-    def infer_shape(self, x, *args) -> None:
-        c = _channel_dim("InstanceNorm", x, self._axis)
-        self.gamma.shape = (c,)
-        self.beta.shape = (c,)
-
-    def hybrid_forward(self, F, x, gamma, beta):
-        if self._axis in (1, 1 - x.ndim):
-            return F.InstanceNorm(x, gamma, beta, eps=self._epsilon)
-        x = F.swapaxes(x, 1, self._axis)
-        out = F.InstanceNorm(x, gamma, beta, eps=self._epsilon)
-        return F.swapaxes(out, 1, self._axis)
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__name__}({_kwargs_repr(self._kwargs)}, "
-                f"in_channels={self.gamma.shape[0]})")
-
-
-class LayerNorm(HybridBlock):
-    """Layer normalization (Ba et al., 2016): ``(x - mean) / sqrt(var + epsilon) * gamma
-    + beta`` with the statistics along ``axis``.
-
-    Args:
-        axis: the normalized axis.
-        epsilon: added to the variance.
-        center: learn the offset ``beta``.
-        scale: learn the scale ``gamma``.
-        beta_initializer: the initializer of ``beta``.
-        gamma_initializer: the initializer of ``gamma``.
-        in_channels: the size of ``axis``; 0 infers it from the first input.
-        prefix, params: see :class:`gluon.Block`.
-
-    Example:
-        >>> from core import nd
-        >>> from gluon import nn
-        >>> layer = nn.LayerNorm(epsilon=0.0)
-        >>> layer.initialize()
-        >>> layer(nd.array([[1.0, 3.0], [2.0, 6.0]])).asnumpy().tolist()
-        [[-1.0, 1.0], [-1.0, 1.0]]
-    """
-
-    def __init__(self, axis: int = -1, epsilon: float = 1e-5, center: bool = True,
-                 scale: bool = True, beta_initializer="zeros", gamma_initializer="ones",
-                 in_channels: int = 0, prefix: str | None = None, params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
-        self._axis = axis
-        self._epsilon = epsilon
-        self._center = center
-        self._scale = scale
-        with self.name_scope():
-            self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                         shape=(in_channels,), init=gamma_initializer,
-                                         allow_deferred_init=True)
-            self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                        shape=(in_channels,), init=beta_initializer,
-                                        allow_deferred_init=True)
-
-    def infer_shape(self, x, *args) -> None:
-        c = _channel_dim("LayerNorm", x, self._axis)
-        self.gamma.shape = (c,)
-        self.beta.shape = (c,)
-
-    def hybrid_forward(self, F, data, gamma, beta):
-        return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__name__}({_kwargs_repr(self._kwargs)}, "
-                f"in_channels={self.gamma.shape[0]})")
-
-
-class GroupNorm(HybridBlock):
-    """Group normalization (Wu and He, 2018): the channels (axis 1) of each sample are
-    split into ``num_groups`` groups, each normalized over its channels and spatial
-    positions.
-
-    As in MXNet 1.x, ``gamma`` and ``beta`` hold one value per group.
-
-    Args:
-        num_groups: the number of groups; it must divide the number of channels.
-        epsilon: added to the variance.
-        center: learn the offset ``beta``.
-        scale: learn the scale ``gamma``.
-        beta_initializer: the initializer of ``beta``.
-        gamma_initializer: the initializer of ``gamma``.
-        prefix, params: see :class:`gluon.Block`.
-
-    Parameters:
-        gamma, beta: shape ``(num_groups,)``.
-
-    Example:
-        >>> from core import nd
-        >>> from gluon import nn
-        >>> layer = nn.GroupNorm(epsilon=0.0)
-        >>> layer.initialize()
-        >>> layer(nd.array([[[1.0], [3.0]]])).asnumpy().tolist()
-        [[[-1.0], [1.0]]]
-    """
-
-    def __init__(self, num_groups: int = 1, epsilon: float = 1e-5, center: bool = True,
-                 scale: bool = True, beta_initializer="zeros", gamma_initializer="ones",
-                 prefix: str | None = None, params=None):
-        super().__init__(prefix=prefix, params=params)
-        self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center,
-                        "scale": scale}
-        self._num_groups = num_groups
-        self._epsilon = epsilon
-        self._center = center
-        self._scale = scale
-        with self.name_scope():
-            self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                         shape=(num_groups,), init=gamma_initializer,
-                                         allow_deferred_init=True)
-            self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                        shape=(num_groups,), init=beta_initializer,
-                                        allow_deferred_init=True)
-
-    def hybrid_forward(self, F, data, gamma, beta):
-        return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups,
-                           eps=self._epsilon)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({_kwargs_repr(self._kwargs)})"
-
 
 class Embedding(HybridBlock):
     """Maps integer ids to dense vectors: rows of a ``(input_dim, output_dim)`` table.

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numbers
 
 from ..block import HybridBlock
-from .activations import Activation
+from .basic_layers import _add_bias_and_activation
 
 __all__ = [
     "AvgPool1D",
@@ -105,15 +105,7 @@ class _Conv(HybridBlock):
                 self._kwargs["adj"] = adj
             self.weight = self.params.get("weight", shape=self._weight_shape(in_channels),
                                           init=weight_initializer, allow_deferred_init=True)
-            if use_bias:
-                self.bias = self.params.get("bias", shape=(channels,), init=bias_initializer,
-                                            allow_deferred_init=True)
-            else:
-                self.bias = None
-            if activation is not None:
-                self.act = Activation(activation, prefix=activation + "_")
-            else:
-                self.act = None
+            _add_bias_and_activation(self, channels, use_bias, bias_initializer, activation)
 
     @property
     def _channels_last(self) -> bool:
