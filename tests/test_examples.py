@@ -38,3 +38,37 @@ def test_train_mlp_digits_short():
 def test_train_mlp_digits_full_reaches_95_percent():
     _, acc = _run("train_mlp_digits.py", timeout=600)
     assert acc >= 0.95, f"the example's default run should reach 0.95 test accuracy, got {acc}"
+
+
+def test_train_digits_short():
+    out, acc = _run("train_digits.py", "--short", timeout=300)
+    assert 0.0 <= acc <= 1.0
+    assert acc > 0.3, f"one short epoch should beat chance (0.1) clearly, got {acc}"
+    assert re.search(r"^epoch 1: loss [0-9.]+, validation accuracy [0-9.]+$", out, re.MULTILINE)
+    assert "a fresh network loaded from them predicts the same" in out
+
+
+def test_train_digits_short_hybridized_saves_to_out(tmp_path):
+    path = tmp_path / "digits-cnn.params"
+    out, _ = _run("train_digits.py", "--short", "--hybridize", "--out", str(path),
+                  timeout=300)
+    assert path.is_file() and path.stat().st_size > 0
+    assert f"saved the parameters to {path}" in out
+
+
+@pytest.mark.multi_device
+def test_multi_device_short_keeps_replicas_identical():
+    out, acc = _run("multi_device.py", "--short", timeout=300)
+    assert 0.0 <= acc <= 1.0
+    assert acc > 0.3, f"one short epoch should beat chance (0.1) clearly, got {acc}"
+    assert "(cpu(0), cpu(1))" in out
+    assert re.search(r"^epoch 1: loss [0-9.]+, validation accuracy [0-9.]+$", out, re.MULTILINE)
+    assert re.search(r"^replicas identical: the [0-9]+ trained parameters are the same on "
+                     r"cpu\(0\), cpu\(1\)$", out, re.MULTILINE), out
+
+
+@pytest.mark.slow
+def test_train_digits_full_reaches_97_percent():
+    out, acc = _run("train_digits.py", timeout=600)
+    assert acc >= 0.97, f"the example's default run should reach 0.97 test accuracy, got {acc}"
+    assert "a fresh network loaded from them predicts the same" in out

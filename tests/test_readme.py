@@ -35,9 +35,11 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 def test_readme_setup_commands_come_first():
     text = (ROOT / "README.md").read_text()
-    example = _readme_command("examples/train_mlp_digits.py")
+    example = _readme_command("examples/train_digits.py")
     tests = _readme_command("pytest")
-    assert example == 'pip install -e ".[dev]" && python examples/train_mlp_digits.py'
+    assert example == 'pip install -e ".[dev]" && python examples/train_digits.py'
+    setup = [ln for ln in _code_lines(text) if ln.startswith("pip install")]
+    assert setup == [example, tests], f"exactly the two set-up commands, in order: {setup}"
     head = "\n".join(text.splitlines()[:30])
     assert example in head and tests in head, "the two set-up commands belong near the top"
 
@@ -58,11 +60,16 @@ def test_ci_script_is_strict_and_executable():
     assert "set -euo pipefail" in text
 
 
-def test_readme_python_examples_run():
-    # The tour's code blocks run in order, in one namespace, as a reader would paste them.
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    # The tour's code blocks run in order, in one namespace, as a reader would paste them,
+    # in a scratch directory (the Gluon tour saves parameters to a file).
+    monkeypatch.chdir(tmp_path)
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
     assert blocks, "README.md has no python code blocks"
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
     assert namespace["x"].grad.asnumpy().tolist() == [18.0]
+    assert (tmp_path / "net.params").is_file()
+    params = list(namespace["net"].collect_params().values())
+    assert params and all(p.list_ctx() == namespace["ctx"] for p in params)
