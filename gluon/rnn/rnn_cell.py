@@ -494,49 +494,78 @@ class GRUCell(_GatedCell):
 
 
 # --------------------------------------------------------------------------- stacks
-def _repr_stack(self) -> str:
-    modstr = "\n".join(f"({i}): {_indent(repr(m), 2)}" for i, m in self._children.items())
-    return f"{type(self).__name__}(\n{modstr}\n)"
+class _CellStack:
+    """What :class:`SequentialRNNCell` and :class:`HybridSequentialRNNCell` share: the
+    cells, their states in order, a step through all of them and the unroll of one
+    after the other."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    def __repr__(self) -> str:
+        modstr = "\n".join(f"({i}): {_indent(repr(m), 2)}" for i, m in self._children.items())
+        return f"{type(self).__name__}(\n{modstr}\n)"
+
+    def add(self, cell) -> None:
+        """Append a cell to the stack."""
+        self.register_child(cell)
+
+    def state_info(self, batch_size=0):
+        return _cells_state_info(self._children.values(), batch_size)
+
+    def begin_state(self, **kwargs) -> list:
+        """The initial states of all cells, in order (see
+        :meth:`RecurrentCell.begin_state` for the arguments)."""
+        _not_modified(self)
+        return _cells_begin_state(self._children.values(), **kwargs)
+
+    def __call__(self, inputs, states):
+        """One step through the stacked cells, each taking its share of ``states``."""
+        self._counter += 1
+        next_states = []
+        p = 0
+        for cell in self._children.values():
+            if isinstance(cell, BidirectionalCell):
+                raise NotImplementedError(f"{type(self).__name__} '{self.name}' holds a "
+                                          "BidirectionalCell, which cannot be stepped; use "
+                                          "unroll()")
+            n = len(cell.state_info())
+            state = states[p:p + n]
+            p += n
+            inputs, state = cell(inputs, state)
+            next_states.extend(state)
+        return inputs, next_states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Unroll each stacked cell over the whole sequence in turn (see
+        :meth:`RecurrentCell.unroll` for the arguments)."""
+        self.reset()
+        inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
+        num_cells = len(self._children)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        p = 0
+        next_states = []
+        for i, cell in enumerate(self._children.values()):
+            n = len(cell.state_info())
+            states = begin_state[p:p + n]
+            p += n
+            last = i == num_cells - 1
+            inputs, states = cell.unroll(length, inputs=inputs, begin_state=states,
+                                         layout=layout,
+                                         merge_outputs=merge_outputs if last else None,
+                                         valid_length=valid_length)
+            next_states.extend(states)
+        return inputs, next_states
+
+    def __getitem__(self, i):
+        return self._children[str(i)]
+
+    def __len__(self) -> int:
+        return len(self._children)
 
 
-def _step_stack(self, inputs, states):
-    """One step through the stacked cells, each taking its share of ``states``."""
-    self._counter += 1
-    next_states = []
-    p = 0
-    for cell in self._children.values():
-        if isinstance(cell, BidirectionalCell):
-            raise NotImplementedError(f"{type(self).__name__} '{self.name}' holds a "
-                                      "BidirectionalCell, which cannot be stepped; use "
-                                      "unroll()")
-        n = len(cell.state_info())
-        state = states[p:p + n]
-        p += n
-        inputs, state = cell(inputs, state)
-        next_states.extend(state)
-    return inputs, next_states
-
-
-def _unroll_stack(self, length, inputs, begin_state, layout, merge_outputs, valid_length):
-    """Unroll each stacked cell over the whole sequence in turn."""
-    self.reset()
-    inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
-    num_cells = len(self._children)
-    begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
-    p = 0
-    next_states = []
-    for i, cell in enumerate(self._children.values()):
-        n = len(cell.state_info())
-        states = begin_state[p:p + n]
-        p += n
-        inputs, states = cell.unroll(length, inputs=inputs, begin_state=states, layout=layout,
-                                     merge_outputs=None if i < num_cells - 1 else merge_outputs,
-                                     valid_length=valid_length)
-        next_states.extend(states)
-    return inputs, next_states
-
-
-class SequentialRNNCell(RecurrentCell):
+class SequentialRNNCell(_CellStack, RecurrentCell):
     """Cells stacked one on top of the other (each step runs them in order).
 
     Args:
@@ -556,40 +585,8 @@ class SequentialRNNCell(RecurrentCell):
         ((2, 5, 3), [(2, 4), (2, 4), (2, 3)])
     """
 
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
 
-    __repr__ = _repr_stack
-
-    def add(self, cell) -> None:
-        """Append a cell to the stack."""
-        self.register_child(cell)
-
-    def state_info(self, batch_size=0):
-        return _cells_state_info(self._children.values(), batch_size)
-
-    def begin_state(self, **kwargs) -> list:
-        """The initial states of all cells, in order (see
-        :meth:`RecurrentCell.begin_state` for the arguments)."""
-        _not_modified(self)
-        return _cells_begin_state(self._children.values(), **kwargs)
-
-    def __call__(self, inputs, states):
-        return _step_stack(self, inputs, states)
-
-    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
-               valid_length=None):
-        return _unroll_stack(self, length, inputs, begin_state, layout, merge_outputs,
-                             valid_length)
-
-    def __getitem__(self, i):
-        return self._children[str(i)]
-
-    def __len__(self) -> int:
-        return len(self._children)
-
-
-class HybridSequentialRNNCell(HybridRecurrentCell):
+class HybridSequentialRNNCell(_CellStack, HybridRecurrentCell):
     """Hybrid cells stacked one on top of the other.
 
     Args:
@@ -606,38 +603,6 @@ class HybridSequentialRNNCell(HybridRecurrentCell):
         >>> len(stack), stack[0].name
         (2, 'stack_rnn0')
     """
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-
-    __repr__ = _repr_stack
-
-    def add(self, cell) -> None:
-        """Append a cell to the stack."""
-        self.register_child(cell)
-
-    def state_info(self, batch_size=0):
-        return _cells_state_info(self._children.values(), batch_size)
-
-    def begin_state(self, **kwargs) -> list:
-        """The initial states of all cells, in order (see
-        :meth:`RecurrentCell.begin_state` for the arguments)."""
-        _not_modified(self)
-        return _cells_begin_state(self._children.values(), **kwargs)
-
-    def __call__(self, inputs, states):
-        return _step_stack(self, inputs, states)
-
-    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
-               valid_length=None):
-        return _unroll_stack(self, length, inputs, begin_state, layout, merge_outputs,
-                             valid_length)
-
-    def __getitem__(self, i):
-        return self._children[str(i)]
-
-    def __len__(self) -> int:
-        return len(self._children)
 
     def hybrid_forward(self, F, inputs, states):
         return self.__call__(inputs, states)
