@@ -308,11 +308,19 @@ class Block:
             ret.update(child.collect_params(select=select))
         return ret
 
+    def _structural_name(self, name: str) -> str:
+        """The structural name of this block's parameter attribute ``name``, relative to
+        the block: the attribute name itself, unless a block names its parameters
+        otherwise (the fused RNN layers use MXNet 1.9's names). It names the parameters
+        in :meth:`_collect_params_with_prefix` (so in ``save_parameters`` and
+        ``load_parameters``) and in :meth:`share_parameters`."""
+        return name
+
     def _collect_params_with_prefix(self, prefix: str = "") -> dict:
         """Parameters by structural name (``'features.0.weight'``)."""
         if prefix:
             prefix += "."
-        ret = {prefix + k: v for k, v in self._reg_params.items()}
+        ret = {prefix + self._structural_name(k): v for k, v in self._reg_params.items()}
         registered = set(map(id, ret.values()))
         strip = self._params.prefix
         for full, p in self._params.items():
@@ -505,20 +513,25 @@ class Block:
         return self
 
     def _share(self, shared, left, prefix):
+        """Replace the parameters named in ``shared`` in this block and its descendants,
+        discarding the names used from ``left``. A parameter attribute is found by its
+        structural name (:meth:`_structural_name`), else by its attribute name."""
         if prefix:
             prefix += "."
         for name, old in list(self._reg_params.items()):
-            new = shared.get(prefix + name)
+            keys = (prefix + self._structural_name(name), prefix + name)
+            key = next((k for k in keys if k in shared), None)
+            new = shared[key] if key is not None else None
             if new is None:
                 continue
             if not isinstance(new, Parameter):
-                raise TypeError(f"share_parameters: '{prefix + name}' must be a Parameter, got "
+                raise TypeError(f"share_parameters: '{key}' must be a Parameter, got "
                                 f"{type(new).__name__}")
             self._reg_params[name] = new
             object.__setattr__(self, name, new)
             items = [(k, new if v is old else v) for k, v in self._params._params.items()]
             self._params._params = OrderedDict(items)
-            left.discard(prefix + name)
+            left.discard(key)
         for name, child in self._children.items():
             child._share(shared, left, prefix + name)
 

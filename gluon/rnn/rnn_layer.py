@@ -121,38 +121,15 @@ class _RNNLayer(HybridBlock):
         return s.format(mapping=mapping) + ")"
 
     # ------------------------------------------------------------------ parameter names
-    def _collect_params_with_prefix(self, prefix: str = "") -> dict:
+    def _structural_name(self, name: str) -> str:
         """MXNet 1.9's structural names: ``_unfused.<layer>.<i2h|h2h>_<weight|bias>``, or
         ``_unfused.<layer>.<l|r>_cell.<...>`` when bidirectional (the names of the
-        equivalent stack of cells)."""
-        if prefix:
-            prefix += "."
-        ret = {prefix + self._structural_name(key): val for key, val in self._reg_params.items()}
-        for name, child in self._children.items():
-            ret.update(child._collect_params_with_prefix(prefix + name))
-        return ret
-
-    def _structural_name(self, key: str) -> str:
-        d, layer, g, t = _PARAM_RE.match(key).groups()
+        equivalent stack of cells), for ``_collect_params_with_prefix``,
+        ``save_parameters``/``load_parameters`` and ``share_parameters``."""
+        d, layer, g, t = _PARAM_RE.match(name).groups()
         if self._dir == 2:
             return f"_unfused.{layer}.{d}_cell.{g}_{t}"
         return f"_unfused.{layer}.{g}_{t}"
-
-    def _share(self, shared, left, prefix):
-        """``share_parameters`` by MXNet 1.9 structural names (or attribute names)."""
-        dotted = prefix + "." if prefix else ""
-        found = {}
-        for name in self._reg_params:
-            for key in (dotted + self._structural_name(name), dotted + name):
-                if key in shared:
-                    found[dotted + name] = key
-                    break
-        view = {k: shared[key] for k, key in found.items()}
-        pending = set(view)
-        super()._share(view, pending, prefix)
-        for k, key in found.items():
-            if k not in pending:
-                left.discard(key)
 
     # ------------------------------------------------------------------ shapes and states
     def infer_shape(self, inputs, *args) -> None:
@@ -163,8 +140,11 @@ class _RNNLayer(HybridBlock):
             p.shape = (self._gates * self._hidden_size, ni)
 
     def state_info(self, batch_size: int = 0) -> list:
-        """Shape, layout and dtype of each state (a list of dicts)."""
-        raise NotImplementedError
+        """Shape, layout and dtype of each state (a list of dicts): ``h`` (and ``c`` for
+        the LSTM), each ``(num_layers * D, N, H)``."""
+        shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
+        return [{"shape": shape, "__layout__": "LNC", "dtype": self._dtype}
+                for _ in range(2 if self._mode == "lstm" else 1)]
 
     def _unfuse(self):
         """The equivalent stack of cells, sharing this layer's parameters: a
@@ -344,9 +324,6 @@ class RNN(_RNNLayer):
                          h2h_bias_initializer, "rnn_" + activation, None, None, None, None,
                          False, dtype, **kwargs)
 
-    def state_info(self, batch_size=0):
-        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                 "__layout__": "LNC", "dtype": self._dtype}]
 
 
 class LSTM(_RNNLayer):
@@ -402,10 +379,6 @@ class LSTM(_RNNLayer):
                          h2h_bias_initializer, "lstm", projection_size, h2r_weight_initializer,
                          state_clip_min, state_clip_max, state_clip_nan, dtype, **kwargs)
 
-    def state_info(self, batch_size=0):
-        shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
-        return [{"shape": shape, "__layout__": "LNC", "dtype": self._dtype},
-                {"shape": shape, "__layout__": "LNC", "dtype": self._dtype}]
 
 
 class GRU(_RNNLayer):
@@ -453,6 +426,3 @@ class GRU(_RNNLayer):
                          h2h_bias_initializer, "gru", None, None, None, None, False, dtype,
                          **kwargs)
 
-    def state_info(self, batch_size=0):
-        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                 "__layout__": "LNC", "dtype": self._dtype}]
