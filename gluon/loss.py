@@ -106,8 +106,8 @@ class Loss(HybridBlock):
     """Base class of the losses.
 
     Subclasses define ``hybrid_forward(self, F, pred, label, sample_weight=None)`` and
-    typically use :func:`_reshape_like`, :func:`_apply_weighting` and a mean over every
-    axis but ``batch_axis``. Value and type errors raised inside are re-raised with the
+    typically use :func:`_reshape_like` and :meth:`_weighted_mean` (or
+    :func:`_apply_weighting` and a reduction of their own). Value and type errors raised inside are re-raised with the
     loss' class name and its inputs' shapes.
 
     Args:
@@ -142,6 +142,12 @@ class Loss(HybridBlock):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_axis={self._batch_axis}, w={self._weight})"
+
+    def _weighted_mean(self, F, loss, sample_weight):
+        """``loss`` weighted by ``sample_weight`` and the global weight
+        (:func:`_apply_weighting`), then averaged over every axis but ``batch_axis``."""
+        loss = _apply_weighting(F, loss, self._weight, sample_weight)
+        return _batch_mean(F, loss, self._batch_axis)
 
     def forward(self, x, *args, **kwargs):
         """Run :meth:`hybrid_forward`; errors name the loss and its inputs' shapes."""
@@ -223,8 +229,7 @@ class L1Loss(Loss):
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
-        loss = _apply_weighting(F, F.abs(label - pred), self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        return self._weighted_mean(F, F.abs(label - pred), sample_weight)
 
 
 class SigmoidBinaryCrossEntropyLoss(Loss):
@@ -263,11 +268,15 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
         label = _reshape_like(F, label, pred)
         loss = F.sigmoid_binary_cross_entropy(pred, label, pos_weight,
                                               from_logits=not self._from_sigmoid)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        return self._weighted_mean(F, loss, sample_weight)
 
 
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
+
+
+def _hinge(F, pred, label, margin):
+    """``max(0, margin - pred * label)``, ``label`` reshaped like ``pred``."""
+    return F.relu(margin - pred * _reshape_like(F, label, pred))
 
 
 def _class_axis(name, pred, axis):
@@ -337,8 +346,7 @@ class SoftmaxCrossEntropyLoss(Loss):
                 # (batch, classes): the mean over the kept class axis of size 1 is the loss
                 return _apply_weighting(F, loss, self._weight, None)
             loss = F.expand_dims(loss, axis=ax)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        return self._weighted_mean(F, loss, sample_weight)
 
 
 SoftmaxCELoss = SoftmaxCrossEntropyLoss
@@ -458,8 +466,7 @@ class HuberLoss(Loss):
         loss = F.abs(label - pred)
         loss = F.where(loss > self._rho, loss - 0.5 * self._rho,
                        (0.5 / self._rho) * F.square(loss))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        return self._weighted_mean(F, loss, sample_weight)
 
 
 class HingeLoss(Loss):
@@ -485,10 +492,7 @@ class HingeLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
-        loss = F.relu(self._margin - pred * label)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        return self._weighted_mean(F, _hinge(F, pred, label, self._margin), sample_weight)
 
 
 class SquaredHingeLoss(Loss):
@@ -516,10 +520,8 @@ class SquaredHingeLoss(Loss):
         self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
-        loss = F.square(F.relu(self._margin - pred * label))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        loss = F.square(_hinge(F, pred, label, self._margin))
+        return self._weighted_mean(F, loss, sample_weight)
 
 
 class LogisticLoss(Loss):
@@ -557,8 +559,7 @@ class LogisticLoss(Loss):
         if self._label_format == "signed":
             label = (label + 1.0) / 2.0
         loss = F.sigmoid_binary_cross_entropy(pred, label, from_logits=True)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return _batch_mean(F, loss, self._batch_axis)
+        return self._weighted_mean(F, loss, sample_weight)
 
 
 class TripletLoss(Loss):
