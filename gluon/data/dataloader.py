@@ -297,21 +297,74 @@ def _shutdown_workers(owner_pid: int, workers: list, task_conns: list, result_co
         shutil.rmtree(shm_dir, ignore_errors=True)
 
 
-class _MultiWorkerIter:
-    """One pass over the batches with worker processes (see the module docstring)."""
+class _PrefetchIter:
+    """What the worker-process and the thread-pool iterators share: batches of indices
+    are sent in order (``_sent`` counts them), each to be loaded elsewhere, and received
+    in the same order (``_rcvd``), a new one sent for each received.
 
-    def __init__(self, dataset, batchify_fn, batch_sampler, num_workers: int, prefetch: int,
-                 timeout: float):
-        self._num_workers = num_workers
-        self._prefetch = max(1, prefetch)
+    Subclasses define ``_send(batch_idx, indices)``, ``__next__`` (which starts with
+    :meth:`_next_index`) and ``shutdown()``.
+    """
+
+    def __init__(self, batch_sampler, timeout: float):
         self._timeout = timeout
         self._batch_sampler = batch_sampler
         self._batch_iter = iter(batch_sampler)
         self._exhausted = False
         self._sent = 0
         self._rcvd = 0
-        self._buffer: dict = {}
         self._done = False
+
+    def __len__(self) -> int:
+        return len(self._batch_sampler)
+
+    def __iter__(self):
+        return self
+
+    def _prefetch_batches(self, prefetch: int) -> None:
+        """Send the first ``prefetch`` batches (at least one)."""
+        for _ in range(max(1, prefetch)):
+            self._push_next()
+
+    def _push_next(self) -> None:
+        """Send the next batch of indices, if any is left."""
+        if self._exhausted:
+            return
+        try:
+            indices = next(self._batch_iter)
+        except StopIteration:
+            self._exhausted = True
+            return
+        self._send(self._sent, list(indices))
+        self._sent += 1
+
+    def _send(self, batch_idx: int, indices: list) -> None:
+        raise NotImplementedError
+
+    def _next_index(self) -> int:
+        """The index of the batch to return next; StopIteration (after ``shutdown()``)
+        once all were returned."""
+        if self._done:
+            raise StopIteration
+        if self._rcvd >= self._sent:
+            self._push_next()
+            if self._rcvd >= self._sent:
+                self.shutdown()
+                raise StopIteration
+        return self._rcvd
+
+    def shutdown(self) -> None:
+        raise NotImplementedError
+
+
+class _MultiWorkerIter(_PrefetchIter):
+    """One pass over the batches with worker processes (see the module docstring)."""
+
+    def __init__(self, dataset, batchify_fn, batch_sampler, num_workers: int, prefetch: int,
+                 timeout: float):
+        super().__init__(batch_sampler, timeout)
+        self._num_workers = num_workers
+        self._buffer: dict = {}
         self._workers: list = []
         self._task_conns: list = []
         self._result_conns: list = []
@@ -349,29 +402,14 @@ class _MultiWorkerIter:
                              "pickle: hold NumPy arrays, use module-level functions, or pass "
                              "thread_pool=True)")
             raise
-        for _ in range(self._prefetch):
-            self._push_next()
+        self._prefetch_batches(prefetch)
 
-    def __len__(self) -> int:
-        return len(self._batch_sampler)
-
-    def __iter__(self):
-        return self
-
-    def _push_next(self) -> None:
-        if self._exhausted:
-            return
+    def _send(self, batch_idx: int, indices: list) -> None:
+        wid = batch_idx % self._num_workers
         try:
-            indices = next(self._batch_iter)
-        except StopIteration:
-            self._exhausted = True
-            return
-        wid = self._sent % self._num_workers
-        try:
-            self._task_conns[wid].send((self._sent, list(indices)))
+            self._task_conns[wid].send((batch_idx, indices))
         except OSError:
             self._fail(self._dead_worker_error(wid))
-        self._sent += 1
 
     def _fail(self, exc: Exception):
         self.shutdown(grace=_FAIL_GRACE_S)
@@ -424,17 +462,10 @@ class _MultiWorkerIter:
             self._fail(self._dead_worker_error(min(dead)))
 
     def __next__(self):
-        if self._done:
-            raise StopIteration
-        if self._rcvd >= self._sent:
-            self._push_next()
-            if self._rcvd >= self._sent:
-                self.shutdown()
-                raise StopIteration
+        batch_idx = self._next_index()
         deadline = time.monotonic() + self._timeout
-        while self._rcvd not in self._buffer:
+        while batch_idx not in self._buffer:
             self._receive(deadline)
-        batch_idx = self._rcvd
         ok, payload = self._buffer.pop(batch_idx)
         self._rcvd += 1
         if not ok:
@@ -457,54 +488,26 @@ class _MultiWorkerIter:
             func(*args, grace=grace)
 
 
-class _ThreadPoolIter:
+class _ThreadPoolIter(_PrefetchIter):
     """One pass over the batches with a pool of threads."""
 
     def __init__(self, dataset, batchify_fn, batch_sampler, num_workers: int, prefetch: int,
                  timeout: float):
+        super().__init__(batch_sampler, timeout)
         self._dataset = dataset
         self._batchify_fn = batchify_fn
-        self._batch_sampler = batch_sampler
-        self._batch_iter = iter(batch_sampler)
-        self._timeout = timeout
-        self._exhausted = False
         self._futures: dict = {}
-        self._sent = 0
-        self._rcvd = 0
-        self._done = False
         self._pool = ThreadPoolExecutor(num_workers, thread_name_prefix="DataLoaderThread")
         self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=False,
                                            cancel_futures=True)
-        for _ in range(max(1, prefetch)):
-            self._push_next()
+        self._prefetch_batches(prefetch)
 
-    def __len__(self) -> int:
-        return len(self._batch_sampler)
-
-    def __iter__(self):
-        return self
-
-    def _push_next(self) -> None:
-        if self._exhausted:
-            return
-        try:
-            indices = next(self._batch_iter)
-        except StopIteration:
-            self._exhausted = True
-            return
-        self._futures[self._sent] = self._pool.submit(_load, self._dataset, list(indices),
-                                                      self._batchify_fn)
-        self._sent += 1
+    def _send(self, batch_idx: int, indices: list) -> None:
+        self._futures[batch_idx] = self._pool.submit(_load, self._dataset, indices,
+                                                     self._batchify_fn)
 
     def __next__(self):
-        if self._done:
-            raise StopIteration
-        if self._rcvd >= self._sent:
-            self._push_next()
-            if self._rcvd >= self._sent:
-                self.shutdown()
-                raise StopIteration
-        fut = self._futures.pop(self._rcvd)
+        fut = self._futures.pop(self._next_index())
         try:
             batch = fut.result(timeout=self._timeout)
         except (_FutureTimeout, TimeoutError):
