@@ -3,7 +3,8 @@
 Blocks form a tree: assigning a Block or a Parameter as an attribute registers it.
 Names follow MXNet 1.x: a block's prefix is its class name in lower case plus a
 counter (``dense0_``, ``dense1_``, ...), counted per enclosing ``name_scope()``, and
-its parameters are named ``prefix + name`` (``model0_dense1_weight``).
+its parameters are named ``prefix + name`` (``model0_dense1_weight``); the counters
+and scopes are in ``gluon.naming`` (``NameManager`` is re-exported here).
 ``save_parameters`` uses structural names instead (``features.0.weight``).
 
 A HybridBlock defines either ``hybrid_forward(self, F, x, *args, **params)`` (MXNet
@@ -32,110 +33,20 @@ Example:
 from __future__ import annotations
 
 import re
-import threading
 import warnings
 from collections import OrderedDict, defaultdict
-
-import numpy
 
 from core import initializer, nd, serialization
 from core.ndarray import NDArray
 
+from .naming import NameManager, _BlockScope
 from .parameter import Parameter, ParameterDict
+from .summary import print_summary
 from .utils import HookHandle, _brief_print_list, _indent, shape_is_known
 
 __all__ = ["Block", "HybridBlock", "NameManager"]
 
 _DEFAULT_INIT = initializer.Uniform()
-
-
-class NameManager:
-    """Counters for the names of top-level blocks (``dense0``, ``dense1``, ...).
-
-    Blocks created outside any ``name_scope()`` are numbered by the current manager;
-    entering a new one (``with NameManager():``) starts the counts again, e.g. to build
-    a model twice with identical parameter names.
-
-    Example:
-        >>> from gluon.block import NameManager
-        >>> from gluon import Block
-        >>> with NameManager():
-        ...     a, b = Block(), Block()
-        >>> a.name, b.name
-        ('block0', 'block1')
-    """
-
-    _local = threading.local()
-
-    def __init__(self):
-        self._counter: dict = {}
-        self._old = None
-
-    @classmethod
-    def current(cls) -> NameManager:
-        cur = getattr(cls._local, "value", None)
-        if cur is None:
-            cur = cls._local.value = NameManager()
-        return cur
-
-    def get(self, hint: str) -> str:
-        """The next name for ``hint``: ``hint`` followed by its count."""
-        count = self._counter.get(hint, 0)
-        self._counter[hint] = count + 1
-        return f"{hint}{count}"
-
-    def __enter__(self):
-        self._old = NameManager.current()
-        NameManager._local.value = self
-        return self
-
-    def __exit__(self, *exc) -> None:
-        NameManager._local.value = self._old
-
-
-class _BlockScope:
-    """The naming scope of a block: its children get its prefix and their own counters."""
-
-    _current = threading.local()
-
-    def __init__(self, block):
-        self._block = block
-        self._counter: dict = {}
-        self._old_scope = None
-
-    @staticmethod
-    def create(prefix, params, hint):
-        """The prefix and ParameterDict of a new block."""
-        current = getattr(_BlockScope._current, "value", None)
-        if current is None:
-            if prefix is None:
-                prefix = NameManager.current().get(hint) + "_"
-            params = ParameterDict(prefix) if params is None else \
-                ParameterDict(params.prefix, params)
-            return prefix, params
-        if prefix is None:
-            count = current._counter.get(hint, 0)
-            prefix = f"{hint}{count}_"
-            current._counter[hint] = count + 1
-        if params is None:
-            parent = current._block.params
-            params = ParameterDict(parent.prefix + prefix, parent._shared)
-        else:
-            params = ParameterDict(params.prefix, params)
-        return current._block.prefix + prefix, params
-
-    def __enter__(self):
-        if self._block._empty_prefix:
-            return self
-        self._old_scope = getattr(_BlockScope._current, "value", None)
-        _BlockScope._current.value = self
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._block._empty_prefix:
-            return
-        _BlockScope._current.value = self._old_scope
-        self._old_scope = None
 
 
 def _flatten_arrays(args):
@@ -578,66 +489,7 @@ class Block:
                Non-trainable params: 0
             ...
         """
-        from .containers import HybridSequential, Sequential
-
-        rows = OrderedDict()
-        seen = set()
-        handles = []
-        rows["Input"] = {"output_shape": _shape_str(inputs), "n_params": 0, "trainable": 0,
-                         "shared": 0}
-
-        def hook(block, _, outputs):
-            key = f"{type(block).__name__}-{len(rows)}"
-            row = {"output_shape": _shape_str(outputs), "n_params": 0, "trainable": 0,
-                   "shared": 0}
-            for p in block._own_params():
-                size = int(numpy.prod(p.shape)) if p.shape is not None else 0
-                row["n_params"] += size
-                if p.grad_req != "null":
-                    row["trainable"] += size
-                if id(p) in seen:
-                    row["shared"] += size
-                else:
-                    seen.add(id(p))
-            rows[key] = row
-
-        def register(block):
-            if not isinstance(block, (Sequential, HybridSequential)):
-                handles.append(block.register_forward_hook(hook))
-
-        try:
-            self.apply(register)
-            self(*inputs)
-            fmt = "{:>20}  {:>42} {:>15}"
-            lines = ["-" * 80, fmt.format("Layer (type)", "Output Shape", "Param #"), "=" * 80]
-            total = trainable = shared = 0
-            for name, row in rows.items():
-                lines.append(fmt.format(name, row["output_shape"], row["n_params"]))
-                total += row["n_params"]
-                trainable += row["trainable"]
-                shared += row["shared"]
-            lines += ["=" * 80,
-                      "Parameters in forward computation graph, duplicate included",
-                      f"   Total params: {total}",
-                      f"   Trainable params: {trainable}",
-                      f"   Non-trainable params: {total - trainable}",
-                      f"Shared params in forward computation graph: {shared}",
-                      f"Unique parameters in model: {total - shared}",
-                      "-" * 80]
-            print("\n".join(lines))
-        finally:
-            for h in handles:
-                h.detach()
-
-
-def _shape_str(args) -> str:
-    def shapes(a):
-        if isinstance(a, (list, tuple)):
-            return [shapes(x) for x in a]
-        return tuple(a.shape) if isinstance(a, NDArray) else a
-
-    s = shapes(args)
-    return str(s)[1:-1] if isinstance(s, list) else str(s)
+        print_summary(self, *inputs)
 
 
 class HybridBlock(Block):
