@@ -1,12 +1,6 @@
-"""``Parameter`` and ``Constant`` (MXNet Gluon 1.9; re-exported by ``gluon.parameter``).
-
-A :class:`Parameter` holds one copy of its value per context it was initialized on
-(all identical) and, unless ``grad_req='null'``, a gradient buffer for each, which
-``backward`` fills. A shape may contain unknown dimensions (0 or -1); with
-``allow_deferred_init=True`` initialization then waits until the shape is known,
-which layers complete on their first forward (``infer_shape`` then
-``_finish_deferred_init``).
-"""
+"""``Parameter``, a Block's learnable value on one or more contexts with its gradient
+buffers and deferred initialization, and ``Constant``, a fixed one (MXNet Gluon 1.9;
+re-exported by ``gluon.parameter``, whose docstring describes them)."""
 from __future__ import annotations
 
 import warnings
