@@ -129,3 +129,17 @@ def test_patched_modules_keep_keras_line_numbers(hook_installed):
         print("ok")
     """, keras_backend="kbackend"))
     assert out.strip() == "ok"
+
+
+def test_import_kbackend_with_other_backend_warns(hook_installed):
+    out = check(run_python("""
+        import os, sys, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import kbackend
+        assert os.environ["KERAS_BACKEND"] == "numpy"
+        assert not [f for f in sys.meta_path if type(f).__name__ == "KerasBackendFinder"]
+        assert any("KERAS_BACKEND='numpy'" in str(w.message) for w in caught), caught
+        print("ok")
+    """, keras_backend="numpy"))
+    assert out.strip() == "ok"
