@@ -6,7 +6,9 @@ so in a fresh Python subprocess (:func:`run_python`).
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ _HOME: list = []
 def _keras_home() -> str:
     if not _HOME:
         _HOME.append(tempfile.mkdtemp(prefix="kbackend-keras-home-"))
+        atexit.register(shutil.rmtree, _HOME[0], ignore_errors=True)
     return _HOME[0]
 
 
