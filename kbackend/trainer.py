@@ -1,9 +1,353 @@
-"""Keras backend ``trainer``: the backend mixin of ``keras.Model``.
+"""Keras backend ``trainer``: the backend mixin of ``keras.Model`` (fit/evaluate/predict).
 
-Not implemented yet: ``fit``, ``evaluate`` and ``predict`` are Keras' base
-trainer's, which raise NotImplementedError.
+Mirrors Keras' torch trainer. A training step runs the forward pass and the loss
+inside ``core.autograd.record()``; the trainable Variables' core arrays are marked
+for gradients (``attach_grad``, once per array), and ``core.autograd.grad`` returns
+the gradient of the loss for each of them. The optimizer then updates the Variables
+outside recording, in place (:mod:`kbackend.optimizer`).
+
+Data comes from Keras' own ``EpochIterator`` (NumPy batches); callbacks, the
+History and Keras' progress bar are Keras' own.
+
+``jit_compile=True`` is accepted and is a documented no-op for now: steps run
+eagerly until core's graph mode can run them.
 """
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from keras.src import backend, tree
+from keras.src import callbacks as callbacks_module
+from keras.src import optimizers as optimizers_module
+from keras.src.backend import config
+from keras.src.trainers import trainer as base_trainer
+from keras.src.trainers.data_adapters import array_slicing, data_adapter_utils
+from keras.src.trainers.epoch_iterator import EpochIterator
+from keras.src.utils import traceback_utils
+from keras.src.utils.python_utils import pythonify_logs
+
+from core import autograd as _autograd
 
 
-class KBackendTrainer:
-    pass
+def _batch_size(x) -> int:
+    return next(i for i in tree.flatten(x) if i is not None).shape[0]
+
+
+def _marked(array):
+    """``array`` (a Variable's core array), marked for gradients if it is not yet."""
+    if array._node is None or array.grad is None:
+        array.attach_grad()
+    return array
+
+
+def _gradients(loss, variables):
+    """Gradients of ``loss`` for ``variables`` (computed inside the recording scope).
+
+    The Variables' arrays must have been marked before the forward pass
+    (:func:`mark_trainable`); a Variable the loss does not depend on gets zeros.
+    """
+    arrays = [v.value for v in variables]
+    return _autograd.grad(loss, arrays)
+
+
+def mark_trainable(variables) -> None:
+    """Mark the core arrays of ``variables`` for gradients before a recorded forward."""
+    for v in variables:
+        _marked(v.value)
+
+
+class KBackendTrainer(base_trainer.Trainer):
+    def __init__(self):
+        super().__init__()
+        self.train_function = None
+        self.test_function = None
+        self.predict_function = None
+
+    # ------------------------------------------------------------------ steps
+    def train_step(self, data):
+        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        trainable_weights = self.trainable_weights[:]
+        mark_trainable(trainable_weights)
+        with _autograd.record():
+            if self._call_has_training_arg:
+                y_pred = self(x, training=True)
+            else:
+                y_pred = self(x)
+            loss = self._compute_loss(
+                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+            if self.optimizer is not None:
+                scaled_loss = self.optimizer.scale_loss(loss)
+            else:
+                scaled_loss = loss
+        self._loss_tracker.update_state(loss.detach(), sample_weight=_batch_size(x))
+
+        if trainable_weights:
+            gradients = _gradients(scaled_loss, trainable_weights)
+            self.optimizer.apply(gradients, trainable_weights)
+        else:
+            warnings.warn("The model does not have any trainable weights.")
+
+        return self.compute_metrics(x, y, _detach_all(y_pred),
+                                    sample_weight=sample_weight)
+
+    def test_step(self, data):
+        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        if self._call_has_training_arg:
+            y_pred = self(x, training=False)
+        else:
+            y_pred = self(x)
+        loss = self._compute_loss(
+            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+        self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    def predict_step(self, data):
+        x, _, _ = data_adapter_utils.unpack_x_y_sample_weight(data)
+        if self._call_has_training_arg:
+            return self(x, training=False)
+        return self(x)
+
+    # ------------------------------------------------------------------ step functions
+    def _check_steps_per_execution(self):
+        if self.steps_per_execution > 1:
+            raise ValueError(
+                "`steps_per_execution` must be 1 with the kbackend backend. "
+                f"Received: steps_per_execution={self.steps_per_execution}")
+
+    def make_train_function(self, force=False):
+        if self.train_function is not None and not force:
+            return self.train_function
+        self._check_steps_per_execution()
+
+        def one_step_on_data(data):
+            return self.train_step(data[0])
+
+        # jit_compile=True: a no-op until core's graph mode can run the step.
+        self.train_function = one_step_on_data
+        return self.train_function
+
+    def make_test_function(self, force=False):
+        if self.test_function is not None and not force:
+            return self.test_function
+        self._check_steps_per_execution()
+
+        def one_step_on_data(data):
+            with _autograd.pause():
+                return self.test_step(data[0])
+
+        self.test_function = one_step_on_data
+        return self.test_function
+
+    def make_predict_function(self, force=False):
+        if self.predict_function is not None and not force:
+            return self.predict_function
+        self._check_steps_per_execution()
+
+        def one_step_on_data(data):
+            with _autograd.pause():
+                return self.predict_step(data[0])
+
+        self.predict_function = one_step_on_data
+        return self.predict_function
+
+    # ------------------------------------------------------------------ loops
+    @traceback_utils.filter_traceback
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto",
+            callbacks=None, validation_split=0.0, validation_data=None, shuffle=True,
+            class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None,
+            validation_freq=1):
+        self._assert_compile_called("fit")
+        max_epochs = config.max_epochs()
+        if max_epochs and max_epochs < epochs:
+            warnings.warn(f"Limiting epochs to {max_epochs}")
+            epochs = max_epochs
+
+        self._eval_epoch_iterator = None
+        if validation_split and validation_data is None:
+            (x, y, sample_weight), validation_data = \
+                array_slicing.train_validation_split(
+                    (x, y, sample_weight), validation_split=validation_split)
+        if validation_data is not None:
+            val_x, val_y, val_sample_weight = \
+                data_adapter_utils.unpack_x_y_sample_weight(validation_data)
+
+        epoch_iterator = EpochIterator(
+            x=x, y=y, sample_weight=sample_weight, batch_size=batch_size,
+            steps_per_epoch=steps_per_epoch, shuffle=shuffle, class_weight=class_weight,
+            steps_per_execution=self.steps_per_execution)
+
+        self._symbolic_build(iterator=epoch_iterator)
+        epoch_iterator.reset()
+
+        if not isinstance(callbacks, callbacks_module.CallbackList):
+            callbacks = callbacks_module.CallbackList(
+                callbacks, add_history=True, add_progbar=verbose != 0, verbose=verbose,
+                epochs=epochs, steps=epoch_iterator.num_batches, model=self)
+
+        self.stop_training = False
+        training_logs = {}
+        logs = {}
+        self.make_train_function()
+        callbacks.on_train_begin()
+        initial_epoch = self._initial_epoch or initial_epoch
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            callbacks.on_epoch_begin(epoch)
+            logs = {}
+            for begin_step, end_step, data in epoch_iterator:
+                callbacks.on_train_batch_begin(begin_step)
+                logs = self.train_function(data)
+                callbacks.on_train_batch_end(end_step, logs)
+                if self.stop_training:
+                    break
+
+            epoch_logs = dict(self._get_metrics_result_or_logs(logs))
+
+            if validation_data is not None and self._should_eval(epoch, validation_freq):
+                if getattr(self, "_eval_epoch_iterator", None) is None:
+                    self._eval_epoch_iterator = EpochIterator(
+                        x=val_x, y=val_y, sample_weight=val_sample_weight,
+                        batch_size=validation_batch_size or batch_size,
+                        steps_per_execution=self.steps_per_execution,
+                        steps_per_epoch=validation_steps, shuffle=False)
+                val_logs = self.evaluate(
+                    x=val_x, y=val_y, sample_weight=val_sample_weight,
+                    batch_size=validation_batch_size or batch_size,
+                    steps=validation_steps, callbacks=callbacks, return_dict=True,
+                    _use_cached_eval_dataset=True)
+                epoch_logs.update({f"val_{name}": val for name, val in val_logs.items()})
+
+            callbacks.on_epoch_end(epoch, epoch_logs)
+            training_logs = epoch_logs
+            if self.stop_training:
+                break
+
+        if isinstance(self.optimizer, optimizers_module.Optimizer) and epochs > 0:
+            self.optimizer.finalize_variable_values(self.trainable_weights)
+
+        if getattr(self, "_eval_epoch_iterator", None) is not None:
+            del self._eval_epoch_iterator
+        callbacks.on_train_end(logs=training_logs)
+        return self.history
+
+    @traceback_utils.filter_traceback
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto",
+                 sample_weight=None, steps=None, callbacks=None, return_dict=False,
+                 **kwargs):
+        use_cached_eval_dataset = kwargs.pop("_use_cached_eval_dataset", False)
+        if kwargs:
+            raise ValueError(f"Arguments not recognized: {kwargs}")
+
+        if use_cached_eval_dataset:
+            epoch_iterator = self._eval_epoch_iterator
+        else:
+            epoch_iterator = EpochIterator(
+                x=x, y=y, sample_weight=sample_weight, batch_size=batch_size,
+                steps_per_epoch=steps, shuffle=False,
+                steps_per_execution=self.steps_per_execution)
+
+        self._symbolic_build(iterator=epoch_iterator)
+        epoch_iterator.reset()
+
+        if not isinstance(callbacks, callbacks_module.CallbackList):
+            callbacks = callbacks_module.CallbackList(
+                callbacks, add_progbar=verbose != 0, verbose=verbose, epochs=1,
+                steps=epoch_iterator.num_batches, model=self)
+
+        self.make_test_function()
+        self.stop_evaluating = False
+        callbacks.on_test_begin()
+        logs = {}
+        self.reset_metrics()
+        for begin_step, end_step, data in epoch_iterator:
+            callbacks.on_test_batch_begin(begin_step)
+            logs = self.test_function(data)
+            callbacks.on_test_batch_end(end_step, logs)
+            if self.stop_evaluating:
+                break
+        logs = pythonify_logs(self._get_metrics_result_or_logs(logs))
+        callbacks.on_test_end(logs)
+
+        if return_dict:
+            return logs
+        return self._flatten_metrics_in_order(logs)
+
+    @traceback_utils.filter_traceback
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        epoch_iterator = EpochIterator(
+            x=x, batch_size=batch_size, steps_per_epoch=steps, shuffle=False,
+            steps_per_execution=self.steps_per_execution)
+
+        if not isinstance(callbacks, callbacks_module.CallbackList):
+            callbacks = callbacks_module.CallbackList(
+                callbacks, add_progbar=verbose != 0, verbose=verbose, epochs=1,
+                steps=epoch_iterator.num_batches, model=self)
+
+        def append_to_outputs(batch_outputs, outputs):
+            if outputs is None:
+                return tree.map_structure(lambda batch_output: [batch_output],
+                                          batch_outputs)
+            tree.map_structure_up_to(
+                batch_outputs, lambda output, batch_output: output.append(batch_output),
+                outputs, batch_outputs)
+            return outputs
+
+        self.make_predict_function()
+        self.stop_predicting = False
+        callbacks.on_predict_begin()
+        outputs = None
+        batch_outputs = None
+        for begin_step, end_step, data in epoch_iterator:
+            callbacks.on_predict_batch_begin(begin_step)
+            batch_outputs = self.predict_function(data)
+            outputs = append_to_outputs(batch_outputs, outputs)
+            callbacks.on_predict_batch_end(end_step, {"outputs": batch_outputs})
+            if self.stop_predicting:
+                break
+        callbacks.on_predict_end()
+        outputs = tree.map_structure(backend.convert_to_numpy, outputs)
+        return tree.map_structure_up_to(batch_outputs, np.concatenate, outputs)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       return_dict=False):
+        self._assert_compile_called("train_on_batch")
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise ValueError(
+                    "Arguments `sample_weight` and `class_weight` cannot be specified "
+                    f"at the same time. Received: sample_weight={sample_weight}, "
+                    f"class_weight={class_weight}")
+            sample_weight = data_adapter_utils.class_weight_to_sample_weights(
+                y, class_weight)
+        data = (x, y, sample_weight)
+        self._symbolic_build(data_batch=data)
+        self.make_train_function()
+        self.reset_metrics()
+        logs = pythonify_logs(self.train_function([data]))
+        if return_dict:
+            return logs
+        return self._flatten_metrics_in_order(logs)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        self._assert_compile_called("test_on_batch")
+        data = (x, y, sample_weight)
+        self._symbolic_build(data_batch=data)
+        self.make_test_function()
+        self.reset_metrics()
+        logs = pythonify_logs(self.test_function([data]))
+        if return_dict:
+            return logs
+        return self._flatten_metrics_in_order(logs)
+
+    def predict_on_batch(self, x):
+        self.make_predict_function()
+        batch_outputs = self.predict_function([(x,)])
+        return tree.map_structure(backend.convert_to_numpy, batch_outputs)
+
+
+def _detach_all(structure):
+    return tree.map_structure(
+        lambda t: t.detach() if hasattr(t, "detach") and backend.is_tensor(t) else t,
+        structure)
