@@ -1,12 +1,13 @@
 """Keras backend ``nn``: activations, convolutions, losses, ... on core's operators.
 
-Implemented so far: ``relu``, ``sigmoid``, ``softmax``, ``log_softmax``; the rest of
+Activations, pooling, convolutions, one-hot encodings, losses and
+normalization delegate to ``core.nd``/``core.np`` so gradients flow; the rest of
 Keras' nn interface (``_NOT_YET``) raises NotImplementedError naming the function.
 """
 from __future__ import annotations
 
 from keras.src.backend import config
-from keras.src.backend.common import standardize_dtype
+from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import nd
 from kbackend._missing import add_stubs
@@ -51,6 +52,397 @@ def log_softmax(x, axis=-1):
         return nd.log_softmax(x, axis=axes[0])
     shifted = x - x.max(axis=tuple(axes), keepdims=True)
     return shifted - shifted.exp().sum(axis=tuple(axes), keepdims=True).log()
+
+
+
+import math as _math
+
+from core import np as cnp
+
+
+def _c(x, v):
+    """A Python number as a scalar tensor of ``x``'s dtype (no promotion)."""
+    return convert_to_tensor(v, standardize_dtype(x.dtype))
+
+
+def relu6(x):
+    return nd.relu6(_float(x))
+
+
+def tanh(x):
+    return nd.tanh(_float(x))
+
+
+def tanh_shrink(x):
+    x = _float(x)
+    return x - nd.tanh(x)
+
+
+def softplus(x):
+    return nd.softplus(_float(x))
+
+
+def softsign(x):
+    return nd.softsign(_float(x))
+
+
+def silu(x):
+    return nd.silu(_float(x))
+
+
+def log_sigmoid(x):
+    return nd.log_sigmoid(_float(x))
+
+
+def leaky_relu(x, negative_slope=0.2):
+    x = _float(x)
+    return cnp.maximum(x, x * _c(x, negative_slope))
+
+
+def hard_sigmoid(x):
+    return nd.hard_sigmoid(_float(x), alpha=1.0 / 6.0, beta=0.5)
+
+
+def hard_silu(x):
+    x = _float(x)
+    return x * hard_sigmoid(x)
+
+
+def elu(x, alpha=1.0):
+    x = _float(x)
+    return cnp.where(x >= _c(x, 0.0), x, _c(x, alpha) * cnp.expm1(x))
+
+
+def selu(x):
+    return nd.selu(_float(x))
+
+
+def gelu(x, approximate=True):
+    return nd.gelu(_float(x), approximate=bool(approximate))
+
+
+def celu(x, alpha=1.0):
+    x = _float(x)
+    a = _c(x, alpha)
+    zero = _c(x, 0.0)
+    return cnp.maximum(x, zero) + a * cnp.expm1(cnp.minimum(x, zero) / a)
+
+
+def hard_tanh(x):
+    x = _float(x)
+    return cnp.clip(x, -1.0, 1.0)
+
+
+def squareplus(x, b=4):
+    x = _float(x)
+    return (x + cnp.sqrt(x * x + _c(x, b))) / _c(x, 2.0)
+
+
+def soft_shrink(x, threshold=0.5):
+    x = _float(x)
+    t = _c(x, threshold)
+    return cnp.where(x > t, x - t, cnp.where(x < -t, x + t, x * _c(x, 0.0)))
+
+
+def hard_shrink(x, threshold=0.5):
+    x = _float(x)
+    t = _c(x, threshold)
+    return cnp.where(cnp.abs(x) > t, x, x * _c(x, 0.0))
+
+
+def sparse_plus(x):
+    x = _float(x)
+    one = _c(x, 1.0)
+    return cnp.where(x <= -one, x * _c(x, 0.0),
+                     cnp.where(x < one, _c(x, 0.25) * (x + one) * (x + one), x))
+
+
+def sparse_sigmoid(x):
+    x = _float(x)
+    return cnp.clip(_c(x, 0.5) * (x + _c(x, 1.0)), 0.0, 1.0)
+
+
+def threshold(x, threshold, default_value):
+    x = convert_to_tensor(x)
+    return cnp.where(x > _c(x, threshold), x, _c(x, default_value))
+
+
+def glu(x, axis=-1):
+    x = _float(x)
+    if x.shape[axis] % 2 != 0:
+        raise ValueError("axis size must be divisible by 2. "
+                         f"Received: x.shape={x.shape} with axis={axis}")
+    a, b = cnp.split(x, 2, axis=axis)
+    return a * nd.sigmoid(b)
+
+
+# ---------------------------------------------------------------- pooling / conv
+def _tuple(v, n, name):
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(i) for i in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"kbackend: `{name}` must have {n} values, got {v}")
+    return v
+
+
+def _layout(ndim, data_format):
+    spatial = "DHW"[3 - (ndim - 2):]
+    return "N" + spatial + "C" if data_format == "channels_last" else "NC" + spatial
+
+
+def _spatial_shape(x, data_format):
+    return tuple(x.shape[1:-1]) if data_format == "channels_last" else tuple(x.shape[2:])
+
+
+def _same_pads(sizes, kernel, strides, dilation=None):
+    dilation = dilation or (1,) * len(sizes)
+    pads = []
+    for n, k, s, d in zip(sizes, kernel, strides, dilation):
+        k_eff = (k - 1) * d + 1
+        total = max((-(-n // s) - 1) * s + k_eff - n, 0)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def _pool(inputs, pool_size, strides, padding, data_format, pool_type):
+    data_format = backend_std_format(data_format)
+    x = _float(inputs)
+    n = x.ndim - 2
+    kernel = _tuple(pool_size, n, "pool_size")
+    stride = kernel if strides is None else _tuple(strides, n, "strides")
+    padding = padding.lower()
+    if padding == "same":
+        pad = _same_pads(_spatial_shape(x, data_format), kernel, stride)
+    elif padding == "valid":
+        pad = ((0, 0),) * n
+    else:
+        raise ValueError(f"kbackend: padding must be 'same' or 'valid', got {padding!r}")
+    return nd.Pooling(x, kernel=kernel, pool_type=pool_type, stride=stride, pad=pad,
+                      pooling_convention="valid", layout=_layout(x.ndim, data_format),
+                      count_include_pad=False)
+
+
+def backend_std_format(data_format):
+    from keras.src.backend import standardize_data_format
+    return standardize_data_format(data_format)
+
+
+def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool(inputs, pool_size, strides, padding, data_format, "max")
+
+
+def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool(inputs, pool_size, strides, padding, data_format, "avg")
+
+
+def _conv_pad(x, kernel_spatial, strides, padding, data_format, dilation):
+    padding = padding.lower()
+    if padding == "same":
+        return _same_pads(_spatial_shape(x, data_format), kernel_spatial, strides,
+                          dilation)
+    if padding == "valid":
+        return ((0, 0),) * len(kernel_spatial)
+    raise ValueError(f"kbackend: padding must be 'same' or 'valid', got {padding!r}")
+
+
+def _weight(kernel, data_format):
+    """Keras' (*kernel, in/groups, out) kernel in core's Convolution weight layout."""
+    nd_ = kernel.ndim
+    if data_format == "channels_last":
+        return cnp.moveaxis(kernel, -1, 0)           # (out, *kernel, in/groups)
+    return cnp.transpose(kernel, (nd_ - 1, nd_ - 2) + tuple(range(nd_ - 2)))
+
+
+def _conv_dtype(inputs, kernel):
+    inputs = convert_to_tensor(inputs)
+    kernel = convert_to_tensor(kernel)
+    dtype = dtypes.result_type(inputs.dtype, kernel.dtype)
+    if "float" not in dtype:
+        dtype = config.floatx()
+    return cast(inputs, dtype), cast(kernel, dtype)
+
+
+def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    data_format = backend_std_format(data_format)
+    x, kernel = _conv_dtype(inputs, kernel)
+    n = x.ndim - 2
+    channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
+    kin = kernel.shape[-2]
+    if channels % kin:
+        raise ValueError(
+            "The number of input channels must be evenly divisible by kernel's "
+            f"in_channels. Received input channels {channels} and kernel in_channels "
+            f"{kin}. ")
+    stride = _tuple(strides, n, "strides")
+    dilate = _tuple(dilation_rate, n, "dilation_rate")
+    ksp = tuple(kernel.shape[:-2])
+    pad = _conv_pad(x, ksp, stride, padding, data_format, dilate)
+    out = nd.Convolution(x, _weight(kernel, data_format), kernel=ksp, stride=stride,
+                         dilate=dilate, pad=pad, num_filter=kernel.shape[-1],
+                         num_group=channels // kin, no_bias=True,
+                         layout=_layout(x.ndim, data_format))
+    if out.size == 0 and x.size != 0:
+        raise ValueError(
+            "The convolution operation resulted in an empty output. This can happen "
+            "if the input is too small for the given kernel size, strides, dilation "
+            "rate, and padding mode. Please check the input shape and convolution "
+            "parameters.")
+    return out
+
+
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
+                   dilation_rate=1):
+    x, kernel = _conv_dtype(inputs, kernel)
+    groups = kernel.shape[-2]
+    kernel = cnp.reshape(kernel, tuple(kernel.shape[:-2]) + (1, groups * kernel.shape[-1]))
+    return conv(x, kernel, strides, padding, data_format, dilation_rate)
+
+
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1,
+                   padding="valid", data_format=None, dilation_rate=1):
+    out = depthwise_conv(inputs, depthwise_kernel, strides, padding, data_format,
+                         dilation_rate)
+    return conv(out, pointwise_kernel, strides=1, padding="valid",
+                data_format=data_format, dilation_rate=dilation_rate)
+
+
+# ---------------------------------------------------------------- encodings, losses
+def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+    if sparse:
+        raise ValueError("kbackend: one_hot does not support sparse=True")
+    x = convert_to_tensor(x)
+    dtype = standardize_dtype(dtype or "float32")
+    out = nd.one_hot(cast(x, "int32"), int(num_classes), dtype=dtype)
+    if axis != -1 and axis != out.ndim - 1:
+        out = cnp.moveaxis(out, -1, axis)
+    return out
+
+
+def multi_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+    if sparse:
+        raise ValueError("kbackend: multi_hot does not support sparse=True")
+    x = convert_to_tensor(x)
+    reduction_axis = 1 if x.ndim > 1 else 0
+    return cnp.max(one_hot(cast(x, "int32"), num_classes, axis=axis, dtype=dtype),
+                   axis=reduction_axis)
+
+
+def _epsilon():
+    from keras.src.backend import epsilon
+    return epsilon()
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    target = convert_to_tensor(target)
+    output = _float(output)
+    if tuple(target.shape) != tuple(output.shape):
+        raise ValueError(
+            "Arguments `target` and `output` must have the same shape. Received: "
+            f"target.shape={target.shape}, output.shape={output.shape}")
+    if len(target.shape) < 1:
+        raise ValueError(
+            "Arguments `target` and `output` must be at least rank 1. Received: "
+            f"target.shape={target.shape}, output.shape={output.shape}")
+    target = cast(target, output.dtype)
+    if from_logits:
+        log_prob = log_softmax(output, axis=axis)
+    else:
+        output = output / output.sum(axis=axis, keepdims=True)
+        eps = _epsilon()
+        log_prob = cnp.clip(output, eps, 1.0 - eps).log()
+    return -(target * log_prob).sum(axis=axis)
+
+
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    target = cast(convert_to_tensor(target), "int32")
+    output = _float(output)
+    if target.ndim == output.ndim and target.shape[-1] == 1:
+        target = cnp.squeeze(target, axis=-1)
+    if output.ndim < 1:
+        raise ValueError("Argument `output` must be at least rank 1. Received: "
+                         f"output.shape={output.shape}")
+    if tuple(target.shape) != tuple(output.shape[:-1]):
+        raise ValueError(
+            "Arguments `target` and `output` must have the same shape up until the "
+            f"last dimension: target.shape={target.shape}, output.shape={output.shape}")
+    if from_logits:
+        log_prob = log_softmax(output, axis=axis)
+    else:
+        output = output / output.sum(axis=axis, keepdims=True)
+        eps = _epsilon()
+        log_prob = cnp.clip(output, eps, 1.0 - eps).log()
+    onehot = one_hot(target, output.shape[axis], axis=axis,
+                     dtype=standardize_dtype(output.dtype))
+    return -(onehot * log_prob).sum(axis=axis)
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    target = convert_to_tensor(target)
+    output = _float(output)
+    if tuple(target.shape) != tuple(output.shape):
+        raise ValueError(
+            "Arguments `target` and `output` must have the same shape. Received: "
+            f"target.shape={target.shape}, output.shape={output.shape}")
+    target = cast(target, output.dtype)
+    if from_logits:
+        output = nd.sigmoid(output)
+    eps = _epsilon()
+    output = cnp.clip(output, eps, 1.0 - eps)
+    one = _c(output, 1.0)
+    bce = target * output.log() + (one - target) * (one - output).log()
+    return -bce
+
+
+# ---------------------------------------------------------------- normalization
+def moments(x, axes, keepdims=False, synchronized=False):
+    if synchronized:
+        raise NotImplementedError("kbackend: moments(synchronized=True) is not supported")
+    x = _float(x)
+    axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
+    ori = standardize_dtype(x.dtype)
+    if ori in ("float16", "bfloat16"):
+        x = cast(x, "float32")
+    mean = x.mean(axis=axes, keepdims=True)
+    variance = (x * x).mean(axis=axes, keepdims=True) - mean * mean
+    variance = cnp.maximum(variance, _c(variance, 0.0))
+    if not keepdims:
+        mean = cnp.squeeze(mean, axis=axes)
+        variance = cnp.squeeze(variance, axis=axes)
+    if ori in ("float16", "bfloat16"):
+        mean = cast(cnp.clip(mean, -65504.0, 65504.0), ori)
+        variance = cast(cnp.clip(variance, -65504.0, 65504.0), ori)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+    x = _float(x)
+    mean = convert_to_tensor(mean)
+    variance = convert_to_tensor(variance)
+    shape = [1] * x.ndim
+    shape[axis] = mean.shape[0]
+    shape = tuple(shape)
+    mean = cnp.reshape(mean, shape)
+    variance = cnp.reshape(variance, shape)
+    inv = _c(variance, 1.0) / cnp.sqrt(variance + _c(variance, epsilon))
+    if scale is not None:
+        inv = inv * cnp.reshape(convert_to_tensor(scale), shape)
+    res = -mean * inv
+    if offset is not None:
+        res = res + cnp.reshape(convert_to_tensor(offset), shape)
+    return x * inv + res
+
+
+def psnr(x1, x2, max_val):
+    x1 = _float(x1)
+    x2 = _float(x2)
+    if tuple(x1.shape) != tuple(x2.shape):
+        raise ValueError(f"Input shapes {x1.shape} and {x2.shape} must match for PSNR "
+                         "calculation. ")
+    mse = ((x1 - x2) ** 2).mean()
+    return 20 * _math.log10(max_val) - 10 * cnp.log10(mse)
 
 
 _NOT_YET = [

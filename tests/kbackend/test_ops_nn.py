@@ -1,0 +1,152 @@
+"""kbackend nn: activations, losses, normalization, convolutions and pooling through
+keras.ops, against NumPy/SciPy references (one subprocess per test)."""
+from __future__ import annotations
+
+from .conftest import check, run_python
+
+ACTIVATIONS_LOSSES = r'''
+import numpy as np, keras
+from keras import ops
+import scipy.special as sp
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+a = rng.standard_normal((2, 5)).astype("float32")*3
+def close(g, w, tol=1e-5):
+    np.testing.assert_allclose(n(g), w, rtol=tol, atol=tol)
+    assert n(g).dtype == np.asarray(w).dtype, (n(g).dtype, np.asarray(w).dtype)
+close(ops.relu6(a), np.clip(a, 0, 6))
+close(ops.tanh(a), np.tanh(a))
+close(ops.softplus(a), np.logaddexp(a, 0).astype("float32"))
+close(ops.softsign(a), a / (1 + np.abs(a)))
+close(ops.silu(a), a * sp.expit(a))
+close(ops.log_sigmoid(a), -np.logaddexp(-a, 0).astype("float32"))
+close(ops.leaky_relu(a), np.maximum(a, 0.2 * a))
+close(ops.hard_sigmoid(a), np.clip(a / 6 + 0.5, 0, 1))
+close(ops.hard_silu(a), a*np.clip(a / 6 + 0.5, 0, 1))
+close(ops.elu(a, 0.5), np.where(a >= 0, a, 0.5 * np.expm1(a)))
+close(ops.selu(a), (1.0507009873554805 * np.where(a >= 0, a, 1.6732632423543772 * np.expm1(a))).astype("float32"))
+close(ops.gelu(a, approximate=False), (a * (1 + sp.erf(a / np.sqrt(2))) / 2).astype("float32"))
+c = np.sqrt(2/np.pi)
+close(ops.gelu(a), (0.5*a*(1+np.tanh(c*(a+0.044715*a**3)))).astype("float32"))
+close(ops.celu(a), (np.maximum(a,0)+np.expm1(np.minimum(a,0))).astype("float32"))
+close(ops.hard_tanh(a), np.clip(a,-1,1))
+close(ops.glu(np.concatenate([a,a],1)), a*sp.expit(a))
+close(ops.log_softmax(a), (a - sp.logsumexp(a, axis=-1, keepdims=True)).astype("float32"))
+i = np.array([[0, 2], [1, -1]])
+oh = np.zeros((2, 2, 3), "float32"); oh[0,0,0]=oh[0,1,2]=oh[1,0,1]=1
+close(ops.one_hot(i, 3), oh)
+close(ops.one_hot(i, 3, axis=0), np.moveaxis(oh, -1, 0))
+close(ops.multi_hot(np.array([[0,2],[1,1]]), 3), np.array([[1,0,1],[0,1,0]],"float32"))
+# losses
+eps = 1e-7
+t = np.eye(5, dtype="float32")[[1, 3]]
+p = sp.softmax(a, axis=-1).astype("float32")
+close(ops.categorical_crossentropy(t, a, from_logits=True), -(t * sp.log_softmax(a, -1)).sum(-1).astype("float32"))
+pp = p / p.sum(-1, keepdims=True)
+close(ops.categorical_crossentropy(t, p), -(t*np.log(np.clip(pp, eps, 1-eps))).sum(-1))
+close(ops.sparse_categorical_crossentropy(np.array([1, 3]), a, from_logits=True), -(t * sp.log_softmax(a, -1)).sum(-1).astype("float32"))
+close(ops.sparse_categorical_crossentropy(np.array([[1], [3]]), p), -(t*np.log(np.clip(pp, eps, 1-eps))).sum(-1))
+tb = (rng.random((2, 5)) > 0.5).astype("float32")
+def bce(t, o):
+    o = np.clip(o, eps, 1-eps); return -(t*np.log(o)+(1-t)*np.log(1-o))
+close(ops.binary_crossentropy(tb, sp.expit(a).astype("float32")), bce(tb, sp.expit(a)).astype("float32"), 1e-4)
+close(ops.binary_crossentropy(tb, a, from_logits=True), bce(tb, sp.expit(a)).astype("float32"), 1e-4)
+# moments / bn
+x = rng.standard_normal((4, 3, 2)).astype("float32")
+m, v = ops.moments(x, axes=[0, 1])
+close(m, x.mean((0, 1))); close(v, x.var((0, 1)), 1e-4)
+m, v = ops.moments(x, axes=[0], keepdims=True)
+close(m, x.mean(0, keepdims=True))
+mu = x.mean((0,1)); var = x.var((0,1)); g = np.array([1.5, .5], "float32"); b = np.array([.1, .2], "float32")
+close(ops.batch_normalization(x, mu, var, axis=-1, offset=b, scale=g), ((x-mu)/np.sqrt(var+1e-3)*g+b).astype("float32"), 1e-4)
+print("act/loss ok")
+'''
+
+CONV_POOL = r'''
+import numpy as np, keras, itertools
+from keras import ops
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+def close(g, w, tol=1e-4):
+    np.testing.assert_allclose(n(g), w, rtol=tol, atol=tol)
+    assert n(g).dtype == np.asarray(w).dtype, (n(g).dtype, np.asarray(w).dtype)
+
+def same_pads(sizes, k, s, d):
+    out = []
+    for N, K, S, D in zip(sizes, k, s, d):
+        ke = (K-1)*D+1; tot = max((-(-N//S)-1)*S+ke-N, 0); out.append((tot//2, tot-tot//2))
+    return out
+
+def ref_conv(x, w, s, padding, d, groups=None):
+    # x (N, *sp, C) ; w (*k, C/g, O)
+    nsp = x.ndim - 2; k = w.shape[:nsp]
+    pads = same_pads(x.shape[1:-1], k, s, d) if padding == "same" else [(0, 0)]*nsp
+    x = np.pad(x, [(0,0)] + pads + [(0,0)])
+    C = x.shape[-1]; cg = w.shape[-2]; g = C // cg; O = w.shape[-1]; og = O // g
+    outsp = [(x.shape[1+i] - ((k[i]-1)*d[i]+1))//s[i] + 1 for i in range(nsp)]
+    out = np.zeros((x.shape[0], *outsp, O), np.float64)
+    for pos in itertools.product(*[range(o) for o in outsp]):
+        for off in itertools.product(*[range(kk) for kk in k]):
+            idx = tuple(p*s[i] + off[i]*d[i] for i, p in enumerate(pos))
+            patch = x[(slice(None),) + idx]  # (N, C)
+            for gi in range(g):
+                out[(slice(None),) + pos + (slice(gi*og, (gi+1)*og),)] += patch[:, gi*cg:(gi+1)*cg] @ w[off][:, gi*og:(gi+1)*og]
+    return out.astype("float32")
+
+def cf(x): return np.moveaxis(x, -1, 1)
+for shape, k, s, d, pad, cin_g in [((2, 7, 6, 3), (3, 2), (1, 1), (1, 1), "valid", 3),
+                                   ((2, 7, 6, 4), (3, 3), (2, 2), (1, 1), "same", 2),
+                                   ((1, 8, 8, 2), (3, 3), (1, 1), (2, 2), "same", 2),
+                                   ((2, 9, 4), (3,), (2,), (1,), "same", 4),
+                                   ((1, 5, 4, 4, 2), (2, 2, 2), (1, 1, 1), (1, 1, 1), "valid", 2)]:
+    x = rng.standard_normal(shape).astype("float32")
+    w = rng.standard_normal(k + (cin_g, 4)).astype("float32")
+    want = ref_conv(x, w, s, pad, d)
+    close(ops.conv(x, w, strides=s, padding=pad, dilation_rate=d), want)
+    close(ops.conv(cf(x), w, strides=s, padding=pad, dilation_rate=d, data_format="channels_first"), cf(want))
+# depthwise: kernel (*k, C, mult)
+x = rng.standard_normal((2, 6, 6, 3)).astype("float32")
+w = rng.standard_normal((3, 3, 3, 2)).astype("float32")
+want = ref_conv(x, w.reshape(3, 3, 1, 6), (1, 1), "same", (1, 1))
+close(ops.depthwise_conv(x, w, padding="same"), want)
+close(ops.depthwise_conv(cf(x), w, padding="same", data_format="channels_first"), cf(want))
+# pooling
+def ref_pool(x, k, s, padding, kind):
+    nsp = x.ndim - 2
+    pads = same_pads(x.shape[1:-1], k, s, (1,)*nsp) if padding == "same" else [(0, 0)]*nsp
+    xp = np.pad(x.astype("float64"), [(0,0)] + pads + [(0,0)], constant_values=np.nan)
+    outsp = [(xp.shape[1+i] - k[i])//s[i] + 1 for i in range(nsp)]
+    out = np.zeros((x.shape[0], *outsp, x.shape[-1]))
+    for pos in itertools.product(*[range(o) for o in outsp]):
+        win = xp[(slice(None),) + tuple(slice(p*s[i], p*s[i]+k[i]) for i, p in enumerate(pos))]
+        win = win.reshape(x.shape[0], -1, x.shape[-1])
+        out[(slice(None),)+pos] = np.nanmax(win, 1) if kind == "max" else np.nanmean(win, 1)
+    return out.astype("float32")
+for shape, k, s, pad in [((2, 6, 6, 3), (2, 2), None, "valid"), ((2, 7, 5, 3), (3, 3), (2, 2), "same"),
+                         ((2, 7, 3), (2,), (1,), "same")]:
+    x = rng.standard_normal(shape).astype("float32")
+    ss = s or k
+    for kind, f in [("max", ops.max_pool), ("avg", ops.average_pool)]:
+        want = ref_pool(x, k, ss, pad, kind)
+        close(f(x, k, s, pad), want)
+        close(f(cf(x), k, s, pad, data_format="channels_first"), cf(want))
+# Keras model forward + fit one step
+model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
+    keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(3, activation="softmax")])
+xb = rng.standard_normal((5, 8, 8, 1)).astype("float32")
+y = model.predict(xb, verbose=0)
+assert y.shape == (5, 3) and np.allclose(y.sum(-1), 1, atol=1e-5)
+W, B = model.layers[0].get_weights(); D, DB = model.layers[-1].get_weights()
+h = np.maximum(ref_conv(xb, W, (1, 1), "same", (1, 1)) + B, 0)
+h = ref_pool(h, (2, 2), (2, 2), "valid", "max").reshape(5, -1) @ D + DB
+e = np.exp(h - h.max(-1, keepdims=True)); np.testing.assert_allclose(y, e / e.sum(-1, keepdims=True), atol=1e-5)
+print("conv/pool ok")
+'''
+
+
+def test_activations_losses_normalization(hook_installed):
+    assert "act/loss ok" in check(run_python(ACTIVATIONS_LOSSES, "kbackend", timeout=300))
+
+
+def test_conv_pool_and_keras_cnn_forward(hook_installed):
+    assert "conv/pool ok" in check(run_python(CONV_POOL, "kbackend", timeout=300))
