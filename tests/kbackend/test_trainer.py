@@ -183,3 +183,30 @@ def test_jit_compile_is_accepted(hook_installed):
         print("OK")
     """)
     assert "OK" in out
+
+
+def test_mixed_precision_and_unused_weight(hook_installed):
+    out = _run("""
+        keras.config.set_dtype_policy("mixed_float16")
+
+        class WithUnused(layers.Layer):
+            def build(self, input_shape):
+                self.unused = self.add_weight(shape=(2,), initializer="ones")
+
+            def call(self, inputs):
+                return inputs
+
+        model = keras.Sequential([keras.Input((4,)), layers.Dense(16, activation="relu"),
+                                  WithUnused(),
+                                  layers.Dense(3, activation="softmax", dtype="float32")])
+        model.compile(optimizer=keras.optimizers.Adam(0.02),
+                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        assert type(model.optimizer).__name__ == "LossScaleOptimizer"
+        hist = model.fit(x, y, epochs=5, batch_size=32, verbose=0).history
+        assert hist["loss"][-1] < hist["loss"][0], hist
+        assert model.layers[0].kernel.dtype == "float32"
+        # A weight the loss does not depend on gets a zero gradient: unchanged.
+        np.testing.assert_array_equal(ops.convert_to_numpy(model.layers[1].unused), [1, 1])
+        print("OK")
+    """)
+    assert "OK" in out
