@@ -309,6 +309,55 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1,
                 data_format=data_format, dilation_rate=dilation_rate)
 
 
+def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None,
+                   data_format=None, dilation_rate=1):
+    """Keras' transposed convolution: kernel ``(*kernel, filters, in_channels)``.
+
+    core's ``Deconvolution`` (no padding) gives the full output ``(in - 1) * stride +
+    dilated_kernel``; Keras' padding/output_padding then crop it (or extend it with
+    the zeros that lie past the full output).
+    """
+    from keras.src.backend.common.backend_utils import (
+        compute_conv_transpose_padding_args_for_jax)
+
+    data_format = backend_std_format(data_format)
+    x, kernel = _conv_dtype(inputs, kernel)
+    n = x.ndim - 2
+    stride = _tuple(strides, n, "strides")
+    dilate = _tuple(dilation_rate, n, "dilation_rate")
+    ksp = tuple(kernel.shape[:-2])
+    channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
+    if channels != kernel.shape[-1]:
+        raise ValueError(
+            "The number of input channels must match the kernel's last dimension. "
+            f"Received input channels {channels} and kernel shape {kernel.shape}.")
+    pads = compute_conv_transpose_padding_args_for_jax(
+        input_shape=x.shape, kernel_shape=kernel.shape, strides=stride, padding=padding,
+        output_padding=output_padding, dilation_rate=dilate)
+    nk = kernel.ndim
+    if data_format == "channels_last":     # (C, *kernel, F)
+        weight = cnp.transpose(kernel, (nk - 1,) + tuple(range(nk - 2)) + (nk - 2,))
+    else:                                  # (C, F, *kernel)
+        weight = cnp.transpose(kernel, (nk - 1, nk - 2) + tuple(range(nk - 2)))
+    full = nd.Deconvolution(x, weight, kernel=ksp, stride=stride, dilate=dilate,
+                            num_filter=kernel.shape[-2], no_bias=True,
+                            layout=_layout(x.ndim, data_format))
+    first = 1 if data_format == "channels_last" else 2
+    index = [slice(None)] * full.ndim
+    extend = [(0, 0)] * full.ndim
+    for i, ((left, right), k, d) in enumerate(zip(pads, ksp, dilate)):
+        k_eff = (k - 1) * d + 1
+        size = full.shape[first + i]
+        start = k_eff - 1 - left
+        stop = size - max(k_eff - 1 - right, 0)
+        index[first + i] = slice(start, stop)
+        extend[first + i] = (0, max(right - (k_eff - 1), 0))
+    out = full[tuple(index)]
+    if any(e != (0, 0) for e in extend):
+        out = cnp.pad(out, tuple(extend))
+    return out
+
+
 # ---------------------------------------------------------------- encodings, losses
 def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
     if sparse:
@@ -396,6 +445,31 @@ def binary_crossentropy(target, output, from_logits=False):
     return -bce
 
 
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """CTC negative log likelihood per sequence: ``output`` (batch, time, classes)
+    logits, ``target`` (batch, max_label_length), ``mask_index`` the blank class."""
+    target = cast(convert_to_tensor(target), "int32")
+    output = _float(output)
+    target_length = cast(convert_to_tensor(target_length), "int32")
+    output_length = cast(convert_to_tensor(output_length), "int32")
+    c = output.shape[-1]
+    mask_index = int(mask_index) % c
+    if mask_index == 0:
+        blank = "first"
+    elif mask_index == c - 1:
+        blank = "last"
+    else:
+        # Move the blank class to the front; labels below it shift up by one.
+        order = [mask_index] + [k for k in range(c) if k != mask_index]
+        output = cnp.take(output, convert_to_tensor(order, "int32"), axis=-1)
+        target = cnp.where(target < mask_index, target + 1, target)
+        blank = "first"
+    data = cnp.transpose(output, (1, 0, 2))
+    out = nd.CTCLoss(data, target, output_length, target_length,
+                     use_data_lengths=True, use_label_lengths=True, blank_label=blank)
+    return cast(out, output.dtype)
+
+
 # ---------------------------------------------------------------- normalization
 def moments(x, axes, keepdims=False, synchronized=False):
     if synchronized:
@@ -446,15 +520,7 @@ def psnr(x1, x2, max_val):
 
 
 _NOT_YET = [
-    "relu6", "sparse_sigmoid", "tanh", "tanh_shrink", "softplus", "softsign",
-    "soft_shrink", "sparse_plus", "silu", "squareplus", "log_sigmoid", "leaky_relu",
-    "hard_sigmoid", "hard_silu", "elu", "selu", "gelu", "celu", "glu", "hard_tanh",
-    "hard_shrink", "threshold", "sparsemax", "max_pool", "average_pool",
-    "adaptive_average_pool", "adaptive_max_pool", "conv", "depthwise_conv",
-    "separable_conv", "conv_transpose", "one_hot", "multi_hot",
-    "categorical_crossentropy", "sparse_categorical_crossentropy",
-    "binary_crossentropy", "moments", "batch_normalization", "ctc_loss", "ctc_decode",
-    "psnr", "dot_product_attention", "unfold", "fold", "depth_to_space",
-    "space_to_depth",
+    "sparsemax", "adaptive_average_pool", "adaptive_max_pool", "ctc_decode",
+    "dot_product_attention", "unfold", "fold", "depth_to_space", "space_to_depth",
 ]
 add_stubs(globals(), "nn", _NOT_YET)

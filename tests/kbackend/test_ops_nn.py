@@ -144,9 +144,80 @@ print("conv/pool ok")
 '''
 
 
+CONV_TRANSPOSE_CTC = r'''
+import numpy as np, keras, itertools
+from keras import ops
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+def close(g, w, tol=1e-4):
+    np.testing.assert_allclose(n(g), w, rtol=tol, atol=tol)
+    assert n(g).dtype == np.asarray(w).dtype, (n(g).dtype, np.asarray(w).dtype)
+def cf(x): return np.moveaxis(x, -1, 1)
+def ref_convT(x, w, s, padding, op, d):
+    # x (N, *sp, C); w (*k, F, C); reference: scatter into the full output, then Keras crop
+    from keras.src.backend.common.backend_utils import compute_conv_transpose_padding_args_for_jax
+    nsp = x.ndim - 2; k = w.shape[:nsp]
+    pads = compute_conv_transpose_padding_args_for_jax(x.shape, w.shape, s, padding, op, d)
+    ke = [(k[i]-1)*d[i]+1 for i in range(nsp)]
+    full_sp = [(x.shape[1+i]-1)*s[i] + ke[i] for i in range(nsp)]
+    full = np.zeros((x.shape[0], *full_sp, w.shape[-2]))
+    for pos in itertools.product(*[range(m) for m in x.shape[1:-1]]):
+        for off in itertools.product(*[range(kk) for kk in k]):
+            idx = tuple(p*s[i] + off[i]*d[i] for i, p in enumerate(pos))
+            full[(slice(None),) + idx] += x[(slice(None),) + pos] @ w[off].T
+    for i, (l, r) in enumerate(pads):
+        full = np.pad(full, [(0, 0)]*(1+i) + [(0, max(r-(ke[i]-1), 0))] + [(0, 0)]*(nsp-i))
+        full = np.take(full, range(ke[i]-1-l, ke[i]-1-l + (x.shape[1+i]-1)*s[i]+1+l+r-ke[i]+1), axis=1+i)
+    return full.astype("float32")
+for shape, k, s, d, pad, op in [((2, 4, 5, 3), (3, 3), (2, 2), (1, 1), "same", None),
+                                ((2, 4, 5, 3), (3, 2), (2, 1), (1, 1), "valid", None),
+                                ((1, 5, 3), (4,), (3,), (1,), "valid", None),
+                                ((1, 5, 3), (3,), (2,), (1,), "same", 1),
+                                ((1, 4, 4, 2), (3, 3), (1, 1), (2, 2), "same", None)]:
+    x = rng.standard_normal(shape).astype("float32")
+    w = rng.standard_normal(k + (4, shape[-1])).astype("float32")
+    want = ref_convT(x, w, s, pad, op, d)
+    got = ops.conv_transpose(x, w, strides=s, padding=pad, output_padding=op, dilation_rate=d)
+    close(got, want)
+    close(ops.conv_transpose(cf(x), w, strides=s, padding=pad, output_padding=op, dilation_rate=d, data_format="channels_first"), cf(want))
+m = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.Conv2DTranspose(3, 3, strides=2, padding="same")])
+assert m.predict(np.ones((1, 4, 4, 2), "float32"), verbose=0).shape == (1, 8, 8, 3)
+print("convT ok")
+import numpy as np, keras, itertools
+from keras import ops
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+def ref_ctc(logits, label, blank):
+    lp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    T, C = lp.shape; total = 0.0
+    for path in itertools.product(range(C), repeat=T):
+        col = [p for i, p in enumerate(path) if i == 0 or p != path[i-1]]
+        if [p for p in col if p != blank] == list(label):
+            total += np.exp(sum(lp[t, p] for t, p in enumerate(path)))
+    return -np.log(total)
+logits = rng.standard_normal((2, 5, 4)).astype("float64")
+target = np.array([[1, 2, 0], [3, 3, 1]])
+tl = np.array([2, 2]); ol = np.array([5, 4])
+for mask in (0, 3, 2):
+    tgt = target.copy()
+    if mask == 3: tgt = np.array([[1, 2, 0], [0, 0, 2]])
+    if mask == 2: tgt = np.array([[1, 3, 0], [0, 3, 1]])
+    want = [ref_ctc(logits[b, :ol[b]], tgt[b, :tl[b]], mask) for b in range(2)]
+    got = ops.ctc_loss(tgt, logits.astype("float32"), tl, ol, mask_index=mask)
+    np.testing.assert_allclose(n(got), want, rtol=1e-4)
+    assert n(got).dtype == np.float32
+print("ctc ok")
+'''
+
+
 def test_activations_losses_normalization(hook_installed):
     assert "act/loss ok" in check(run_python(ACTIVATIONS_LOSSES, "kbackend", timeout=300))
 
 
 def test_conv_pool_and_keras_cnn_forward(hook_installed):
     assert "conv/pool ok" in check(run_python(CONV_POOL, "kbackend", timeout=300))
+
+
+def test_conv_transpose_and_ctc_loss(hook_installed):
+    out = check(run_python(CONV_TRANSPOSE_CTC, "kbackend", timeout=300))
+    assert "convT ok" in out and "ctc ok" in out
