@@ -10,7 +10,30 @@ Data comes from Keras' own ``EpochIterator`` (NumPy batches); callbacks, the
 History and Keras' progress bar are Keras' own.
 
 ``jit_compile=True`` is accepted and is a documented no-op for now: steps run
-eagerly until core's graph mode can run them.
+eagerly until core's graph mode can run them. ``steps_per_execution`` must be 1.
+
+A custom ``train_step`` does what :meth:`KBackendTrainer.train_step` does (import
+``kbackend.trainer`` after ``keras``)::
+
+    from core import autograd
+    from kbackend.trainer import mark_trainable
+
+    def train_step(self, data):
+        x, y = data
+        weights = self.trainable_weights
+        mark_trainable(weights)
+        with autograd.record():
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred)
+        grads = autograd.grad(loss, [v.value for v in weights])
+        self.optimizer.apply(grads, weights)
+        ...  # update and return the metrics
+
+The optimizers are Keras' generic ones (Keras' optimizer module picks no
+backend-specific base class for kbackend): their ``assign``/``assign_add``/
+``assign_sub`` calls write into the Variables' core arrays in place
+(``Variable._direct_assign``), so the arrays marked for gradients stay the same
+objects from step to step.
 """
 from __future__ import annotations
 
