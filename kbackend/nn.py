@@ -519,8 +519,93 @@ def psnr(x1, x2, max_val):
     return 20 * _math.log10(max_val) - 10 * cnp.log10(mse)
 
 
+def sparsemax(x, axis=-1):
+    logits = _float(x)
+    dtype = standardize_dtype(logits.dtype)
+    srt = -cnp.sort(-logits, axis=axis)
+    csum = cnp.cumsum(srt, axis=axis)
+    shape = [1] * logits.ndim
+    shape[axis] = -1
+    r = cnp.reshape(convert_to_tensor(list(range(1, logits.shape[axis] + 1)), dtype),
+                    tuple(shape))
+    one = _c(logits, 1.0)
+    support = srt - (csum - one) / r > _c(logits, 0.0)
+    k = cnp.sum(cast(support, dtype), axis=axis, keepdims=True)
+    tau = (cnp.sum(cnp.where(support, csum, _c(logits, 0.0)), axis=axis, keepdims=True)
+           - one) / k
+    return cnp.maximum(logits - tau, _c(logits, 0.0))
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    x = convert_to_tensor(x)
+    b = int(block_size)
+    if data_format == "channels_last":
+        n, h, w, c = x.shape
+        x = cnp.reshape(x, (n, h, w, b, b, c // (b * b)))
+        x = cnp.transpose(x, (0, 1, 3, 2, 4, 5))
+        return cnp.reshape(x, (n, h * b, w * b, c // (b * b)))
+    n, c, h, w = x.shape
+    x = cnp.reshape(x, (n, c // (b * b), b, b, h, w))
+    x = cnp.transpose(x, (0, 1, 4, 2, 5, 3))
+    return cnp.reshape(x, (n, c // (b * b), h * b, w * b))
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    x = convert_to_tensor(x)
+    b = int(block_size)
+    if data_format == "channels_last":
+        n, h, w, c = x.shape
+        x = cnp.reshape(x, (n, h // b, b, w // b, b, c))
+        x = cnp.transpose(x, (0, 1, 3, 2, 4, 5))
+        return cnp.reshape(x, (n, h // b, w // b, c * b * b))
+    n, c, h, w = x.shape
+    x = cnp.reshape(x, (n, c, h // b, b, w // b, b))
+    x = cnp.transpose(x, (0, 1, 3, 5, 2, 4))
+    return cnp.reshape(x, (n, c * b * b, h // b, w // b))
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
+                          is_causal=False, flash_attention=None,
+                          attn_logits_soft_cap=None):
+    """Scaled dot-product attention on (batch, seq, heads, head_dim) tensors (as
+    jax.nn.dot_product_attention); the softmax runs in float32."""
+    if flash_attention:
+        raise ValueError("kbackend: flash attention is not supported")
+    query = convert_to_tensor(query)
+    key = convert_to_tensor(key)
+    value = convert_to_tensor(value)
+    if query.ndim != 4:
+        raise ValueError(
+            "`dot_product_attention` only supports 4D inputs. Received: "
+            f"query.shape={query.shape}, key.shape={key.shape}, value.shape={value.shape}.")
+    dtype = dtypes.result_type(query.dtype, key.dtype, value.dtype)
+    query, key, value = cast(query, dtype), cast(key, dtype), cast(value, dtype)
+    head_dim = key.shape[-1]
+    scale = (1.0 / _math.sqrt(head_dim)) if scale is None else scale
+    logits_dtype = dtypes.result_type(dtype, "float32")
+    logits = cnp.einsum("BTNH,BSNH->BNTS", cast(query, logits_dtype),
+                        cast(key, logits_dtype))
+    logits = logits * convert_to_tensor(scale, logits_dtype)
+    if bias is not None:
+        logits = logits + cast(convert_to_tensor(bias), logits_dtype)
+    if attn_logits_soft_cap is not None:
+        cap = convert_to_tensor(attn_logits_soft_cap, logits_dtype)
+        logits = nd.tanh(logits / cap) * cap
+    if mask is not None or is_causal:
+        keep = None
+        if mask is not None:
+            keep = cast(convert_to_tensor(mask), "bool")
+        if is_causal:
+            t, s_ = logits.shape[2], logits.shape[3]
+            tri = cnp.reshape(cnp.tril(cnp.ones((t, s_), dtype="bool")), (1, 1, t, s_))
+            keep = tri if keep is None else cnp.logical_and(keep, tri)
+        big = 65500.0 if logits_dtype == "float16" else 3.38953e38
+        logits = cnp.where(keep, logits, convert_to_tensor(-0.7 * big, logits_dtype))
+    probs = cast(nd.softmax(cast(logits, "float32"), axis=-1), dtype)
+    return cnp.einsum("BNTS,BSNH->BTNH", probs, value)
+
+
 _NOT_YET = [
-    "sparsemax", "adaptive_average_pool", "adaptive_max_pool", "ctc_decode",
-    "dot_product_attention", "unfold", "fold", "depth_to_space", "space_to_depth",
+    "adaptive_average_pool", "adaptive_max_pool", "ctc_decode", "unfold", "fold",
 ]
 add_stubs(globals(), "nn", _NOT_YET)

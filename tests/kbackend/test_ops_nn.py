@@ -210,6 +210,54 @@ print("ctc ok")
 '''
 
 
+EXTRA_AND_FIT = r'''
+import numpy as np, keras
+from keras import ops
+import scipy.special as sp
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+def close(g, w, tol=1e-5):
+    np.testing.assert_allclose(n(g), w, rtol=tol, atol=tol)
+    assert n(g).dtype == np.asarray(w).dtype, (n(g).dtype, np.asarray(w).dtype)
+z = rng.standard_normal((3, 5)).astype("float32")
+def ref_sparsemax(z):
+    # Keras' formula (the same in its jax/numpy/torch backends)
+    s = -np.sort(-z, -1); cs = np.cumsum(s, -1); r = np.arange(1, z.shape[-1] + 1)
+    sup = s - (cs - 1) / r > 0; k = sup.sum(-1, keepdims=True)
+    tau = (np.where(sup, cs, 0).sum(-1, keepdims=True) - 1) / k
+    return np.maximum(z - tau, 0).astype("float32")
+close(ops.sparsemax(z), ref_sparsemax(z))
+x = rng.standard_normal((2, 4, 6, 8)).astype("float32")
+d2s = ops.depth_to_space(x, 2)
+assert n(d2s).shape == (2, 8, 12, 2)
+close(ops.space_to_depth(d2s, 2), x)
+close(ops.depth_to_space(x[:, :, :4, :4].transpose(0, 3, 1, 2), 2, data_format="channels_first"), np.transpose(n(ops.depth_to_space(x[:, :, :4, :4], 2)), (0, 3, 1, 2)))
+q = rng.standard_normal((2, 3, 2, 4)).astype("float32"); k = rng.standard_normal((2, 5, 2, 4)).astype("float32"); v = rng.standard_normal((2, 5, 2, 4)).astype("float32")
+m = rng.random((2, 2, 3, 5)) > 0.3; m[..., 0] = True
+def ref_att(q, k, v, mask=None, causal=False):
+    lg = np.einsum("BTNH,BSNH->BNTS", q, k) / np.sqrt(q.shape[-1])
+    keep = np.ones(lg.shape, bool)
+    if mask is not None: keep &= mask
+    if causal: keep &= np.tril(np.ones(lg.shape[-2:], bool))
+    lg = np.where(keep, lg, -1e30)
+    return np.einsum("BNTS,BSNH->BTNH", sp.softmax(lg, -1), v).astype("float32")
+close(ops.dot_product_attention(q, k, v), ref_att(q, k, v))
+close(ops.dot_product_attention(q, k, v, mask=m), ref_att(q, k, v, m))
+close(ops.dot_product_attention(q, k[:, :3], v[:, :3], is_causal=True), ref_att(q, k[:, :3], v[:, :3], causal=True))
+print("extra nn ok")
+import numpy as np, keras
+rng = np.random.default_rng(0)
+x = rng.standard_normal((64, 8, 8, 1)).astype("float32"); y = (x.mean((1, 2, 3)) > 0).astype("int32")
+model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, padding="same", activation="gelu"),
+    keras.layers.BatchNormalization(), keras.layers.MaxPooling2D(), keras.layers.Conv2DTranspose(2, 3, strides=2, padding="same"),
+    keras.layers.AveragePooling2D(2), keras.layers.Flatten(), keras.layers.Dense(2)])
+model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+h = model.fit(x, y, epochs=5, batch_size=16, verbose=0)
+l = h.history["loss"]; print(l); assert l[-1] < l[0], l
+print("fit ok")
+'''
+
+
 def test_activations_losses_normalization(hook_installed):
     assert "act/loss ok" in check(run_python(ACTIVATIONS_LOSSES, "kbackend", timeout=300))
 
@@ -221,3 +269,8 @@ def test_conv_pool_and_keras_cnn_forward(hook_installed):
 def test_conv_transpose_and_ctc_loss(hook_installed):
     out = check(run_python(CONV_TRANSPOSE_CTC, "kbackend", timeout=300))
     assert "convT ok" in out and "ctc ok" in out
+
+
+def test_sparsemax_space_depth_attention_and_cnn_fit(hook_installed):
+    out = check(run_python(EXTRA_AND_FIT, "kbackend", timeout=300))
+    assert "extra nn ok" in out and "fit ok" in out
