@@ -605,7 +605,26 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
     return cnp.einsum("BNTS,BSNH->BTNH", probs, value)
 
 
-_NOT_YET = [
-    "adaptive_average_pool", "adaptive_max_pool", "ctc_decode", "unfold", "fold",
-]
+def _pair2(v):
+    return (int(v), int(v)) if isinstance(v, int) else tuple(int(i) for i in v)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks of an (N, C, H, W) tensor: (N, C * kh * kw, L), as torch's
+    ``unfold`` (core's ``im2col``)."""
+    x = convert_to_tensor(input)
+    if x.ndim != 4:
+        raise ValueError(f"unfold: input must be 4-D (N, C, H, W), got shape {x.shape}")
+    return nd.im2col(x, kernel=_pair2(kernel_size), stride=_pair2(stride),
+                     dilate=_pair2(dilation), pad=_pair2(padding))
+
+
+def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of ``unfold``: (N, C * kh * kw, L) blocks summed into (N, C, H, W)."""
+    x = convert_to_tensor(x)
+    return nd.col2im(x, output_size=_pair2(output_size), kernel=_pair2(kernel_size),
+                     stride=_pair2(stride), dilate=_pair2(dilation), pad=_pair2(padding))
+
+
+_NOT_YET = ["adaptive_average_pool", "adaptive_max_pool", "ctc_decode"]
 add_stubs(globals(), "nn", _NOT_YET)

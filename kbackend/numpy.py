@@ -1324,5 +1324,28 @@ def view(x, dtype=None):
     return convert_to_tensor(_to_numpy(x).view(dtype), dtype)
 
 
-_NOT_YET = ["vectorize"]
+
+def _vmap(fn, in_axes=0):
+    """Map ``fn`` over axis 0 of the arguments whose ``in_axes`` entry is 0 (None:
+    passed whole), stacking the results (as torch.vmap / jax.vmap)."""
+    from keras.src import tree
+
+    def mapped(*args):
+        axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        args = [convert_to_tensor(a) if ax == 0 else a for a, ax in zip(args, axes)]
+        n = next(a.shape[0] for a, ax in zip(args, axes) if ax == 0)
+        outs = [fn(*[a[i] if ax == 0 else a for a, ax in zip(args, axes)])
+                for i in range(n)]
+        return tree.map_structure(lambda *xs: cnp.stack(
+            [convert_to_tensor(v) for v in xs], axis=0), *outs)
+
+    return mapped
+
+
+def vectorize(pyfunc, *, excluded=None, signature=None):
+    from keras.src.backend.common.backend_utils import vectorize_impl
+
+    return vectorize_impl(pyfunc, _vmap, excluded=excluded, signature=signature)
+
+_NOT_YET = []
 add_stubs(globals(), "numpy", _NOT_YET)

@@ -175,6 +175,32 @@ print("numpy more ok")
 '''
 
 
+UNFOLD_VECTORIZE = r'''
+import numpy as np, keras
+from keras import ops
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+x = rng.standard_normal((2, 3, 5, 4)).astype("float32")
+u = ops.unfold(x, 2, padding=1, stride=2)
+xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+blocks = []
+for i in range(0, xp.shape[2] - 1, 2):
+    for j in range(0, xp.shape[3] - 1, 2):
+        blocks.append(xp[:, :, i:i + 2, j:j + 2].reshape(2, -1))
+np.testing.assert_allclose(n(u), np.stack(blocks, -1), atol=1e-6)
+f = ops.fold(ops.unfold(x, 2), (5, 4), 2)
+cnt = np.zeros((5, 4)); 
+for i in range(4):
+    for j in range(3): cnt[i:i + 2, j:j + 2] += 1
+np.testing.assert_allclose(n(f), x * cnt, atol=1e-5)
+vf = ops.vectorize(lambda a, b: a * b + 1.0)
+np.testing.assert_allclose(n(vf(np.arange(3.0), np.arange(3.0))), np.arange(3.0) ** 2 + 1)
+vm = ops.vectorize(lambda a: ops.sum(a), signature="(n)->()")
+np.testing.assert_allclose(n(vm(x[0, 0])), x[0, 0].sum(-1), atol=1e-5)
+print("unfold/vectorize ok")
+'''
+
+
 def test_math(hook_installed):
     assert "math ok" in check(run_python(MATH, "kbackend", timeout=300))
 
@@ -185,3 +211,7 @@ def test_linalg(hook_installed):
 
 def test_numpy_more(hook_installed):
     assert "numpy more ok" in check(run_python(NUMPY_MORE, "kbackend", timeout=300))
+
+
+def test_unfold_fold_vectorize(hook_installed):
+    assert "unfold/vectorize ok" in check(run_python(UNFOLD_VECTORIZE, "kbackend", timeout=300))
