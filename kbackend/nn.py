@@ -626,5 +626,38 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
                      stride=_pair2(stride), dilate=_pair2(dilation), pad=_pair2(padding))
 
 
-_NOT_YET = ["adaptive_average_pool", "adaptive_max_pool", "ctc_decode"]
+def _adaptive_pool(inputs, output_size, data_format, reduce):
+    data_format = backend_std_format(data_format)
+    x = _float(inputs)
+    n = x.ndim - 2
+    if n not in (1, 2, 3):
+        raise ValueError("adaptive pooling supports only 1D/2D/3D inputs")
+    sizes = _tuple(output_size, n, "output_size")
+    first = 1 if data_format == "channels_last" else 2
+    # A box window is the product of per-axis windows: reduce one axis at a time.
+    for i, out in enumerate(sizes):
+        ax = first + i
+        length = x.shape[ax]
+        parts = []
+        for j in range(out):
+            start = (j * length) // out
+            stop = -((-(j + 1) * length) // out)
+            index = [slice(None)] * x.ndim
+            index[ax] = slice(start, stop)
+            parts.append(reduce(x[tuple(index)], ax))
+        x = cnp.stack(parts, axis=ax)
+    return x
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    return _adaptive_pool(inputs, output_size, data_format,
+                          lambda v, ax: cnp.mean(v, axis=ax))
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    return _adaptive_pool(inputs, output_size, data_format,
+                          lambda v, ax: cnp.max(v, axis=ax))
+
+
+_NOT_YET = ["ctc_decode"]
 add_stubs(globals(), "nn", _NOT_YET)

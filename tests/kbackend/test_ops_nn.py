@@ -258,6 +258,30 @@ print("fit ok")
 '''
 
 
+ADAPTIVE = r'''
+import numpy as np, keras, itertools
+from keras import ops
+n = ops.convert_to_numpy
+rng = np.random.default_rng(0)
+def ref_adaptive(x, out, fn):
+    # channels_last, torch-style bins
+    sp = x.shape[1:-1]
+    res = np.zeros((x.shape[0], *out, x.shape[-1]), "float32")
+    for pos in itertools.product(*[range(o) for o in out]):
+        sl = tuple(slice((p * L) // o, -((-(p + 1) * L) // o)) for p, L, o in zip(pos, sp, out))
+        win = x[(slice(None),) + sl].reshape(x.shape[0], -1, x.shape[-1])
+        res[(slice(None),) + pos] = fn(win, axis=1)
+    return res
+for shape, out in [((2, 7, 3), (3,)), ((2, 7, 5, 3), (3, 2)), ((1, 5, 4, 6, 2), (2, 3, 4))]:
+    x = rng.standard_normal(shape).astype("float32")
+    for f, ref in [(ops.adaptive_average_pool, np.mean), (ops.adaptive_max_pool, np.max)]:
+        want = ref_adaptive(x, out, ref)
+        np.testing.assert_allclose(n(f(x, out)), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(n(f(np.moveaxis(x, -1, 1), out, data_format="channels_first")), np.moveaxis(want, -1, 1), rtol=1e-5, atol=1e-6)
+print("adaptive ok")
+'''
+
+
 def test_activations_losses_normalization(hook_installed):
     assert "act/loss ok" in check(run_python(ACTIVATIONS_LOSSES, "kbackend", timeout=300))
 
@@ -274,3 +298,7 @@ def test_conv_transpose_and_ctc_loss(hook_installed):
 def test_sparsemax_space_depth_attention_and_cnn_fit(hook_installed):
     out = check(run_python(EXTRA_AND_FIT, "kbackend", timeout=300))
     assert "extra nn ok" in out and "fit ok" in out
+
+
+def test_adaptive_pooling(hook_installed):
+    assert "adaptive ok" in check(run_python(ADAPTIVE, "kbackend", timeout=300))
