@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy
 
-from .common import Options, Row, check_close, median_times
+from .common import Options, Row, check_close, core_state, median_times
 
 TITLE = "cnn: LeNet-like CNN training step, 1x28x28, batch 64, float32, time per step"
 BATCH = 64
@@ -88,15 +88,6 @@ def core_step(params, x, y, layout):
     return float(loss.asscalar())
 
 
-def _core_state(params, x, y):
-    from core import nd
-
-    ps = [nd.array(p, dtype="float32") for p in params]
-    for p in ps:
-        p.attach_grad()
-    return ps, nd.array(x, dtype="float32"), nd.array(y, dtype="int64")
-
-
 # ----------------------------------------------------------------------------- torch
 
 def torch_step(torch, params, x, y):
@@ -127,12 +118,12 @@ def _torch_state(torch, params, x, y, channels_last):
 def _check(params, x, y, torch):
     """One step of every variant from the same start: the same loss and updated weights
     as core NCHW (float32 rounding differs with the summation order, hence the tolerance)."""
-    ps, cx, cy = _core_state(params, x, y)
+    ps, cx, cy = core_state(params, x, y)
     ref_loss = core_step(ps, cx, cy, "NCHW")
     ref = [p.asnumpy() for p in ps]
     pairs = []
     p_cl, x_cl = to_nhwc(params, x)
-    ps, cx, cy = _core_state(p_cl, x_cl, y)
+    ps, cx, cy = core_state(p_cl, x_cl, y)
     pairs.append(("core NHWC loss", core_step(ps, cx, cy, "NHWC"), ref_loss))
     pairs += [(f"core NHWC parameter {i}", p, r)
               for i, (p, r) in enumerate(zip(from_nhwc([p.asnumpy() for p in ps]), ref))]
@@ -152,9 +143,9 @@ def run(opts: Options) -> list[Row]:
     torch = opts.torch
     _check(params, x, y, torch)
 
-    nchw = _core_state(params, x, y)
+    nchw = core_state(params, x, y)
     p_cl, x_cl = to_nhwc(params, x)
-    nhwc = _core_state(p_cl, x_cl, y)
+    nhwc = core_state(p_cl, x_cl, y)
     t = median_times({"NCHW": lambda: core_step(*nchw, "NCHW"),
                       "NHWC": lambda: core_step(*nhwc, "NHWC")},
                      number=number, repeats=reps)

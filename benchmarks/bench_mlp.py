@@ -12,7 +12,7 @@ from itertools import pairwise
 
 import numpy
 
-from .common import Options, Row, median_time, median_times
+from .common import Options, Row, core_state, median_time, median_times
 
 TITLE = "mlp: 784-512-512-10 training step, batch 128, float32, time per step"
 SIZES = (784, 512, 512, 10)
@@ -79,15 +79,6 @@ def core_step(params, x, y):
     return float(loss.asscalar())
 
 
-def _core_state(params, x, y):
-    from core import nd
-
-    ps = [nd.array(p, dtype="float32") for p in params]
-    for p in ps:
-        p.attach_grad()
-    return ps, nd.array(x, dtype="float32"), nd.array(y, dtype="int64")
-
-
 # ----------------------------------------------------------------------------- torch
 
 def torch_step(torch, params, x, y):
@@ -120,7 +111,7 @@ def run(opts: Options) -> list[Row]:
     number = 2 if opts.quick else 5
 
     np_params = [p.copy() for p in params]
-    core_params, cx, cy = _core_state(params, x, y)
+    core_params, cx, cy = core_state(params, x, y)
     _check_same(core_params, np_params, core_step(core_params, cx, cy),
                 numpy_step(np_params, x, y))
 

@@ -15,7 +15,7 @@ import numpy
 
 from .bench_mlp import BATCH, LR, SIZES, numpy_step
 from .bench_mlp import _init as _init_mlp
-from .common import Options, Row, check_close, median_time, median_times
+from .common import Options, Row, check_close, core_state, median_time, median_times
 
 TITLE = (f"mlp_fc: {'-'.join(map(str, SIZES))} training step through nd.FullyConnected + "
          f"fused softmax CE, batch {BATCH}, float32, time per step")
@@ -46,15 +46,6 @@ def core_step(params, x, y):
     return float(loss.asscalar())
 
 
-def _core_state(params, x, y):
-    from core import nd
-
-    ps = [nd.array(p, dtype="float32") for p in params]
-    for p in ps:
-        p.attach_grad()
-    return ps, nd.array(x, dtype="float32"), nd.array(y, dtype="int64")
-
-
 # ----------------------------------------------------------------------------- torch
 
 def torch_step(torch, params, x, y):
@@ -82,7 +73,7 @@ def _check(np_params, mx_params, x, y, torch):
     np_p = [p.copy() for p in np_params]
     np_loss = numpy_step(np_p, x, y)
     want = [p.T if p.ndim == 2 else p for p in np_p]  # (out, in), as core and torch
-    core_p, cx, cy = _core_state(mx_params, x, y)
+    core_p, cx, cy = core_state(mx_params, x, y)
     pairs = [("core loss", core_step(core_p, cx, cy), np_loss)]
     pairs += [(f"core parameter {i}", c, w) for i, (c, w) in enumerate(zip(core_p, want))]
     if torch is not None:
@@ -99,7 +90,7 @@ def run(opts: Options) -> list[Row]:
     torch = opts.torch
     _check(np_params, mx_params, x, y, torch)
 
-    core_p, cx, cy = _core_state(mx_params, x, y)
+    core_p, cx, cy = core_state(mx_params, x, y)
     np_p = [p.copy() for p in np_params]
     t = median_times({"core": lambda: core_step(core_p, cx, cy),
                       "numpy": lambda: numpy_step(np_p, x, y)},

@@ -204,3 +204,13 @@ def check_close(what: str, pairs, *, rtol: float = 1e-4, atol: float = 1e-5) -> 
                                f"{g[i]:.7g} vs {w[i]:.7g} (max abs difference "
                                f"{float(numpy.nanmax(diff, initial=0.0)):.3g}, rtol {rtol}, atol {atol})")
     return worst
+
+
+def core_state(params, x, y):
+    """float32 core copies of NumPy parameters (marked for gradients), data and labels."""
+    from core import nd
+
+    ps = [nd.array(p, dtype="float32") for p in params]
+    for p in ps:
+        p.attach_grad()
+    return ps, nd.array(x, dtype="float32"), nd.array(y, dtype="int64")
