@@ -144,7 +144,8 @@ def _conv_vjp(c, g):
     return gx, gw, gb
 
 
-@defop("Convolution", save="inputs", infer=_conv_infer, vjp=_conv_vjp, inputs=("data", "weight", "bias?"),
+@defop("Convolution", save="inputs",
+       infer=_conv_infer, vjp=_conv_vjp, inputs=("data", "weight", "bias?"),
        attrs=_CONV_ATTRS, nd=("Convolution", "convolution"))
 def _convolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),
                  num_filter=0, num_group=1, workspace=1024, no_bias=False, cudnn_tune=None,
@@ -194,7 +195,8 @@ def _grad_data_vjp(c, h):
     return d_gy, d_w
 
 
-@defop("_conv_grad_data", save="inputs", infer=_grad_data_infer, vjp=_grad_data_vjp, inputs=("g", "weight"),
+@defop("_conv_grad_data", save="inputs",
+       infer=_grad_data_infer, vjp=_grad_data_vjp, inputs=("g", "weight"),
        attrs=dict(_INNER_ATTRS, data_shape=()))
 def _conv_grad_data(xp, g, weight, kernel=(), stride=(), dilate=(), pad=(), num_group=1,
                     layout=None, data_shape=()):

@@ -93,7 +93,8 @@ def _fc_vjp(c, g):
     return (gx, gw) + ((gb,) if len(dts) > 2 else ())
 
 
-@defop("FullyConnected", save="inputs", infer=_fc_infer, vjp=_fc_vjp, inputs=("data", "weight", "bias?"),
+@defop("FullyConnected", save="inputs",
+       infer=_fc_infer, vjp=_fc_vjp, inputs=("data", "weight", "bias?"),
        attrs={"num_hidden": None, "no_bias": False, "flatten": True},
        nd=("FullyConnected",))
 def _fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True):
