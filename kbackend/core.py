@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
+import inspect
 
 import numpy
 from keras.src import tree
@@ -21,7 +23,7 @@ from core import autograd as _autograd
 from core import dtypes as _core_dtypes
 from core import np as cnp
 from core.ndarray import NDArray
-from kbackend._missing import add_stubs
+from core.ops.registry import F as _F
 
 SUPPORTS_SPARSE_TENSORS = False
 SUPPORTS_RAGGED_TENSORS = False
@@ -193,11 +195,11 @@ def map(f, xs):
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     if not callable(f):
-        raise TypeError(f"scan: `f` must be callable. Received: f={f}")
+        raise TypeError(f"scan: `f` should be a callable. Received: f={f!r}")
     if not isinstance(unroll, bool) and not (isinstance(unroll, int) and unroll >= 1):
         raise ValueError(
-            f"scan: `unroll` must be a positive integer or a boolean. Received: "
-            f"unroll={unroll}")
+            f"scan: `unroll` must be an positive integer or boolean. Received: "
+            f"unroll={unroll!r}")
     if xs is None and length is None:
         raise ValueError("scan: got no `xs` to scan over and `length` not provided.")
     xs_flat = [convert_to_tensor(x) for x in tree.flatten(xs)] if xs is not None else []
@@ -297,15 +299,363 @@ def device_scope(device_name):
         yield
 
 
-# Not implemented yet: each raises NotImplementedError naming itself when called.
-add_stubs(globals(), "core", ["associative_scan", "scatter", "scatter_update", "slice",
-                              "slice_update", "remat"])
+# ------------------------------------------------------------------ associative_scan
+def associative_scan(f, elems, reverse=False, axis=0):
+    """Inclusive scan of ``elems`` along ``axis`` with an associative ``f``.
+
+    ``f(a, b)`` combines two (nested structures of) slices of ``elems`` that keep
+    the scanned axis; it must work elementwise along that axis. The scan is the
+    recursive odd/even one, so ``f`` is called O(log n) times on whole slices, and
+    gradients flow through ``f``'s core operators.
+
+    Args:
+        f: the associative binary function.
+        elems: a tensor or a nested structure of tensors, all of the same length
+            along ``axis``.
+        reverse: scan from the end.
+        axis: the scanned axis.
+
+    Returns:
+        The scanned values, in the structure of ``elems``.
+    """
+    if not callable(f):
+        raise TypeError(f"associative_scan: `f` should be a callable. Received: f={f!r}")
+    flat = [convert_to_tensor(x) for x in tree.flatten(elems)]
+    if not flat:
+        raise ValueError("associative_scan: `elems` holds no tensors")
+    ndim = flat[0].ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"associative_scan: axis {axis} is out of range for elems of shape "
+                         f"{tuple(flat[0].shape)}")
+    axis = axis % ndim
+    n = flat[0].shape[axis]
+    if any(x.ndim <= axis or x.shape[axis] != n for x in flat):
+        raise ValueError(
+            f"associative_scan: array inputs must have the same first dimension along the "
+            f"scanned axis {axis}; got shapes {[tuple(x.shape) for x in flat]}")
+    if reverse:
+        flat = [cnp.flip(x, axis) for x in flat]
+
+    def take(x, start, stop=None, step=None):
+        return x[(builtins.slice(None),) * axis + (builtins.slice(start, stop, step),)]
+
+    def combine(a, b):
+        out = f(tree.pack_sequence_as(elems, a), tree.pack_sequence_as(elems, b))
+        return [convert_to_tensor(x) for x in tree.flatten(out)]
+
+    def interleave(a, b):
+        # a[0], b[0], a[1], b[1], ...; ``a`` may be one longer than ``b``.
+        extra = a.shape[axis] - b.shape[axis]
+        head = take(a, 0, b.shape[axis]) if extra else a
+        merged = cnp.stack([head, b], axis=axis + 1)
+        shape = a.shape[:axis] + (2 * b.shape[axis],) + a.shape[axis + 1:]
+        merged = cnp.reshape(merged, shape)
+        return cnp.concatenate([merged, take(a, -1)], axis=axis) if extra else merged
+
+    def scan(xs):
+        length = xs[0].shape[axis]
+        if length < 2:
+            return xs
+        # odd[k]: the prefix ending at 2k+1; even[k]: the prefix ending at 2k.
+        odd = scan(combine([take(x, 0, -1, 2) for x in xs], [take(x, 1, None, 2) for x in xs]))
+        if length % 2 == 0:
+            even = combine([take(o, 0, -1) for o in odd], [take(x, 2, None, 2) for x in xs])
+        else:
+            even = combine(odd, [take(x, 2, None, 2) for x in xs])
+        even = [cnp.concatenate([take(x, 0, 1), e], axis=axis) for x, e in zip(xs, even)]
+        return [interleave(e, o) for e, o in zip(even, odd)]
+
+    out = scan(flat)
+    if reverse:
+        out = [cnp.flip(x, axis) for x in out]
+    return tree.pack_sequence_as(elems, out)
 
 
-class custom_gradient:
-    """Not implemented yet: raises NotImplementedError when created."""
+# ------------------------------------------------------------------ scatter and slices
+def _int_vector(values, what: str, name: str) -> list:
+    """A list of Python ints from a list, array or tensor of integers."""
+    arr = numpy.asarray(convert_to_numpy(values) if isinstance(values, (NDArray, Variable))
+                        else values)
+    if arr.ndim > 1 or (arr.size and arr.dtype.kind not in "iub"):
+        raise TypeError(f"{what}: `{name}` must be a 1-D sequence of integers. Received: "
+                        f"{name}={values!r}")
+    return [int(v) for v in arr.reshape(-1)]
 
-    def __init__(self, fun):
-        raise NotImplementedError(
-            "kbackend: core.custom_gradient is not implemented yet in the kbackend "
-            "Keras backend")
+
+def _index_matrix(indices, shape, what: str) -> numpy.ndarray:
+    """Integer ``indices`` of shape (..., M) as a checked (N, M) NumPy array."""
+    idx = numpy.asarray(convert_to_numpy(indices) if isinstance(indices, (NDArray, Variable))
+                        else indices)
+    if idx.size and idx.dtype.kind not in "iu":
+        raise TypeError(f"{what}: `indices` must be integers. Received indices of dtype "
+                        f"{idx.dtype}")
+    if idx.ndim == 0 or idx.shape[-1] > len(shape):
+        raise ValueError(
+            f"{what}: `indices` must have shape (..., M) with M <= {len(shape)}, the rank of "
+            f"the target of shape {tuple(shape)}. Received indices of shape {idx.shape}")
+    m = idx.shape[-1]
+    idx = idx.reshape(-1, m).astype(numpy.int64)
+    for d in range(m):
+        col, size = idx[:, d], shape[d]
+        bad = col[(col < -size) | (col >= size)]
+        if bad.size:
+            raise IndexError(f"{what}: index {int(bad[0])} is out of bounds for axis {d} with "
+                             f"size {size} (target shape {tuple(shape)})")
+    return idx
+
+
+def _rows(values, idx_shape, shape, m, what):
+    """``values`` reshaped to (N,) + shape[M:] (broadcast when it has fewer elements)."""
+    want = tuple(idx_shape[:-1]) + tuple(shape[m:])
+    if tuple(values.shape) != want:
+        try:
+            values = cnp.broadcast_to(values, want)
+        except (ValueError, TypeError) as e:
+            raise ValueError(
+                f"{what}: values of shape {tuple(values.shape)} do not match indices of shape "
+                f"{tuple(idx_shape)} into shape {tuple(shape)}; expected values of shape "
+                f"{want}") from e
+    return cnp.reshape(values, (-1,) + tuple(shape[m:]))
+
+
+def scatter(indices, values, shape):
+    """Zeros of ``shape`` with ``values`` added at ``indices`` (repeats add up).
+
+    Args:
+        indices: integers of shape (..., M), each row indexing the first M axes.
+        values: of shape ``indices.shape[:-1] + shape[M:]``.
+        shape: the output shape.
+
+    Returns:
+        A tensor of ``shape`` and ``values``' dtype; differentiable in ``values``.
+    """
+    values = convert_to_tensor(values)
+    shape = tuple(_int_vector(shape, "scatter", "shape"))
+    raw = numpy.asarray(convert_to_numpy(indices) if isinstance(indices, (NDArray, Variable))
+                        else indices)
+    idx = _index_matrix(raw, shape, "scatter")
+    m = idx.shape[1]
+    rows = _rows(values, raw.shape, shape, m, "scatter")
+    return _F._scatter_add(rows, key=tuple(idx.T), shape=shape)
+
+
+_REDUCTIONS = {"max": cnp.maximum, "min": cnp.minimum, "mul": cnp.multiply}
+
+
+def scatter_update(inputs, indices, updates, reduction=None):
+    """A copy of ``inputs`` with ``updates`` written at ``indices``.
+
+    Args:
+        inputs: the tensor to update (it is not changed).
+        indices: integers of shape (..., M), each row indexing the first M axes.
+        updates: of shape ``indices.shape[:-1] + inputs.shape[M:]``, cast to
+            ``inputs``' dtype.
+        reduction: None (write; the last of repeated indices wins), ``"add"``,
+            ``"max"``, ``"min"`` or ``"mul"`` (combine with what is there, repeated
+            indices one after another).
+
+    Returns:
+        The updated tensor; differentiable in ``inputs`` and ``updates``.
+    """
+    if reduction not in (None, "add", "max", "min", "mul"):
+        raise ValueError(f"scatter_update: unsupported reduction {reduction!r}; expected None, "
+                         f"'add', 'max', 'min' or 'mul'")
+    inputs = convert_to_tensor(inputs)
+    updates = cast(updates, standardize_dtype(inputs.dtype))
+    shape = tuple(inputs.shape)
+    raw = numpy.asarray(convert_to_numpy(indices) if isinstance(indices, (NDArray, Variable))
+                        else indices)
+    idx = _index_matrix(raw, shape, "scatter_update")
+    m = idx.shape[1]
+    rows = _rows(updates, raw.shape, shape, m, "scatter_update")
+    if reduction == "add":
+        return inputs + _F._scatter_add(rows, key=tuple(idx.T), shape=shape)
+    # Rows are applied in rounds in which no index repeats: round r takes each index's
+    # r-th occurrence, so repeats combine (or overwrite) in order, through core ops.
+    flat = numpy.ravel_multi_index(tuple((idx % numpy.array(shape[:m])).T), shape[:m])
+    order = numpy.argsort(flat, kind="stable")
+    sorted_keys = flat[order]
+    first = numpy.searchsorted(sorted_keys, sorted_keys, side="left")
+    occurrence = numpy.empty_like(order)
+    occurrence[order] = numpy.arange(order.size) - first
+    out = inputs
+    for r in range(int(occurrence.max()) + 1 if occurrence.size else 0):
+        sel = numpy.nonzero(occurrence == r)[0]
+        key = tuple(idx[sel].T)
+        value = rows if sel.size == idx.shape[0] else rows[sel]
+        if reduction is not None:
+            value = _REDUCTIONS[reduction](out[key], value)
+        out = _F._index_update(out, value, key=key)
+    return out
+
+
+def _slice_starts(what, shape, start_indices, sizes):
+    """Start indices clamped so each slice fits (as ``jax.lax.dynamic_slice`` does)."""
+    starts = _int_vector(start_indices, what, "start_indices")
+    if len(starts) != len(sizes) or len(starts) > len(shape):
+        raise ValueError(
+            f"{what}: `start_indices` ({len(starts)} values) must give one start per sliced "
+            f"axis ({len(sizes)}) and at most one per axis of the input of shape "
+            f"{tuple(shape)}. Received start_indices={starts}")
+    for d, (dim, size) in enumerate(zip(shape, sizes)):
+        if not 0 <= size <= dim:
+            raise ValueError(f"{what}: slice size {size} along axis {d} does not fit the "
+                             f"input of shape {tuple(shape)} (sizes {list(sizes)})")
+    return [builtins.min(builtins.max(s, 0), dim - size)
+            for s, dim, size in zip(starts, shape, sizes)]
+
+
+def slice(inputs, start_indices, shape):
+    """``inputs[s0:s0 + n0, s1:s1 + n1, ...]`` with starts that may be tensors.
+
+    Starts are clamped so the slice lies inside ``inputs`` (JAX's rule); a size of
+    -1 takes the rest of that axis.
+
+    Args:
+        inputs: the tensor to slice.
+        start_indices: one start per sliced (leading) axis.
+        shape: the size of each sliced axis.
+
+    Returns:
+        The slice; differentiable in ``inputs``.
+    """
+    inputs = convert_to_tensor(inputs)
+    sizes = _int_vector(shape, "slice", "shape")
+    starts = _int_vector(start_indices, "slice", "start_indices")
+    sizes = [dim - s if n == -1 else n for n, s, dim in zip(sizes, starts, inputs.shape)]
+    starts = _slice_starts("slice", inputs.shape, starts, sizes)
+    return inputs[tuple(builtins.slice(s, s + n) for s, n in zip(starts, sizes))]
+
+
+def slice_update(inputs, start_indices, updates):
+    """A copy of ``inputs`` with ``updates`` written at ``start_indices``.
+
+    Starts are clamped so ``updates`` lies inside ``inputs`` (JAX's rule).
+
+    Args:
+        inputs: the tensor to update (it is not changed).
+        start_indices: one start per axis.
+        updates: a tensor of the same rank, cast to ``inputs``' dtype.
+
+    Returns:
+        The updated tensor; differentiable in ``inputs`` and ``updates``.
+    """
+    inputs = convert_to_tensor(inputs)
+    updates = cast(updates, standardize_dtype(inputs.dtype))
+    if updates.ndim != inputs.ndim:
+        raise ValueError(f"slice_update: `updates` of shape {tuple(updates.shape)} must have "
+                         f"the rank of `inputs` of shape {tuple(inputs.shape)}")
+    starts = _slice_starts("slice_update", inputs.shape, start_indices, updates.shape)
+    key = tuple(builtins.slice(s, s + n) for s, n in zip(starts, updates.shape))
+    return _F._index_update(inputs, updates, key=key)
+
+
+# ------------------------------------------------------------------ gradients
+def remat(f):
+    """``f`` for rematerialization (``keras.RematScope``); it runs ``f`` as it is.
+
+    Nothing is recomputed yet: the tape keeps ``f``'s intermediate values as for
+    any function, so results and gradients are right but no memory is saved.
+    Recomputing would need the tape to replay ``f`` with every variable it reads,
+    which core's ``autograd.Function`` (explicit inputs only) cannot see.
+    """
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapped
+
+
+class _CustomGradient(_autograd.Function):
+    """One call of a ``custom_gradient`` function, as a core autograd Function."""
+
+    def __init__(self, fun, args, kwargs, flat, positions):
+        super().__init__()
+        self.fun, self.args, self.kwargs = fun, args, kwargs
+        self.flat, self.positions = flat, positions
+        self.grad_fn = self.structure = self.call_args = None
+
+    def forward(self, *inputs):
+        flat = list(self.flat)
+        for i, x in zip(self.positions, inputs):
+            flat[i] = x
+        self.call_args = tree.pack_sequence_as(self.args, flat)
+        res = self.fun(*self.call_args, **self.kwargs)
+        if not (isinstance(res, (tuple, list)) and len(res) == 2 and callable(res[1])):
+            raise TypeError(
+                f"custom_gradient: {getattr(self.fun, '__name__', self.fun)} must return a "
+                f"tuple (output, grad_fn). Received: {type(res).__name__}")
+        output, self.grad_fn = res
+        self.structure = output
+        return tuple(convert_to_tensor(x) for x in tree.flatten(output))
+
+    def backward(self, *grads):
+        upstream = tree.pack_sequence_as(self.structure, list(grads))
+        # Keras' torch convention, grad_fn(*args, upstream=...), when grad_fn takes
+        # `upstream` by keyword after *args; otherwise TF/JAX's grad_fn(upstream).
+        try:
+            params = inspect.signature(self.grad_fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        up = params.get("upstream")
+        if up is not None and up.kind is inspect.Parameter.KEYWORD_ONLY:
+            res = self.grad_fn(*self.call_args, upstream=upstream)
+        else:
+            res = self.grad_fn(*grads)
+        res = tree.flatten(res) if isinstance(res, (tuple, list)) else [res]
+        if len(res) == len(self.flat) != len(self.positions):
+            res = [res[i] for i in self.positions]
+        if len(res) != len(self.positions):
+            raise ValueError(
+                f"custom_gradient: grad_fn of {getattr(self.fun, '__name__', self.fun)} "
+                f"returned {len(res)} gradients for {len(self.positions)} tensor arguments")
+        out = []
+        for g, i in zip(res, self.positions):
+            x = self.flat[i]
+            if g is None:
+                out.append(None)
+                continue
+            g = cast(g, standardize_dtype(x.dtype))
+            if tuple(g.shape) != tuple(x.shape):
+                if g.size != builtins.max(x.size, 1) and x.size:
+                    g = _F.sum_to(cnp.broadcast_to(g, numpy.broadcast_shapes(
+                        tuple(g.shape), tuple(x.shape))), shape=tuple(x.shape))
+                else:
+                    g = cnp.reshape(g, tuple(x.shape))
+            out.append(g)
+        return tuple(out)
+
+
+def custom_gradient(fun):
+    """Decorate ``fun`` so that core.autograd uses the gradient it supplies.
+
+    ``fun(*args, **kwargs)`` returns ``(output, grad_fn)``. The decorated function
+    returns ``output``; when recorded, the gradients of its tensor (and Variable)
+    arguments are what ``grad_fn`` returns for the output's gradient ``upstream``.
+    ``grad_fn`` is called as ``grad_fn(*args, upstream=upstream)`` when it has a
+    keyword-only ``upstream`` parameter (Keras' torch convention, ``def grad(*args,
+    upstream=None)``), else as ``grad_fn(*upstream)`` (TF/JAX's). It returns one gradient (or None) per tensor argument, or per
+    flattened argument. Tensors in ``kwargs`` get no gradient. ``grad_fn`` runs
+    outside the tape, so the custom gradient is not itself differentiable.
+
+    Example:
+        >>> @custom_gradient
+        ... def log1pexp(x):
+        ...     e = ops.exp(x)
+        ...     def grad(upstream):
+        ...         return upstream * (1.0 - 1.0 / (1 + e))
+        ...     return ops.log(1 + e), grad
+    """
+
+    @functools.wraps(fun)
+    def decorated(*args, **kwargs):
+        flat = tree.flatten(args)
+        positions = [i for i, x in enumerate(flat) if isinstance(x, (NDArray, Variable))]
+        flat = [convert_to_tensor(x) if i in positions else x for i, x in enumerate(flat)]
+        fn = _CustomGradient(fun, args, kwargs, flat, positions)
+        outs = fn(*[flat[i] for i in positions])
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        return tree.pack_sequence_as(fn.structure, list(outs))
+
+    return decorated
