@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -213,11 +214,6 @@ class Counts:
         """Count one more test with ``outcome``."""
         setattr(self, outcome, getattr(self, outcome) + 1)
 
-    def __iadd__(self, other: "Counts") -> "Counts":
-        for name in ("passed", "failed", "skipped", "excluded"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        return self
-
     @property
     def total(self) -> int:
         """Tests that ran: passed + failed + skipped (exclusions not counted)."""
@@ -372,8 +368,7 @@ def parse_exclusions(text: str) -> dict[str, str]:
 def normalize_target(target: str) -> str:
     """``ops`` -> ``keras/src/ops``; paths already under ``keras/`` are kept."""
     target = target.strip().rstrip("/")
-    if target.startswith("./"):
-        target = target[2:]
+    target = target.removeprefix("./")
     if not target.startswith("keras/"):
         target = "keras/src/" + target
     return target
@@ -414,10 +409,10 @@ def summarize(results, targets) -> tuple:
 
 def _inside(nodeid: str, target: str) -> bool:
     path = target.split("::", 1)[0]
-    return (nodeid == target or nodeid.startswith(target + "::")
-            or nodeid.startswith(target + "[")
-            or nodeid.split("::", 1)[0].startswith(path.rstrip("/") + "/")
-            or (nodeid.split("::", 1)[0] == path and "::" not in target))
+    file = nodeid.split("::", 1)[0]
+    return (nodeid == target or nodeid.startswith((target + "::", target + "["))
+            or file.startswith(path.rstrip("/") + "/")
+            or (file == path and "::" not in target))
 
 
 def stale_exclusions(exclusions, targets, results) -> list:
@@ -459,7 +454,7 @@ def format_markdown(per_target, total) -> str:
     lines = ["| folder | passed | failed | skipped | total | excluded | pass rate |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name, c in per_target.items():
-        short = name[len("keras/src/"):] if name.startswith("keras/src/") else name
+        short = name.removeprefix("keras/src/")
         lines.append(f"| {short} | {c.passed} | {c.failed} | {c.skipped} | {c.total} | "
                      f"{c.excluded} | {_rate(c)} |")
     lines.append(f"| **total** | {total.passed} | {total.failed} | {total.skipped} | "
@@ -510,7 +505,7 @@ def check_requirements() -> list:
     problems = []
     try:
         import jax.numpy  # noqa: F401
-    except Exception as exc:  # ImportError, or a broken jaxlib
+    except Exception as exc:  # noqa: BLE001 (ImportError, or a broken jaxlib)
         problems.append(
             f"jax is not importable ({exc.__class__.__name__}: {exc}). Keras' tests use "
             f"jax.numpy as the reference for result dtypes; install the CPU build in "
@@ -521,7 +516,7 @@ def check_requirements() -> list:
                         f"{sys.executable} -m pip install pytest-timeout")
     try:
         installed_keras_version()
-    except Exception:
+    except ImportError:  # importlib.metadata.PackageNotFoundError
         problems.append(f"keras is not installed: {sys.executable} -m pip install "
                         f"\"keras>=3.15,<3.16\"")
     return problems
@@ -558,7 +553,7 @@ def unpack_sdist(sdist: Path, dest: Path) -> Path:
         try:
             tar.extractall(dest, filter="data")
         except TypeError:  # Python without extraction filters
-            tar.extractall(dest)  # noqa: S202 (the sdist comes from the index or the user)
+            tar.extractall(dest)
     return find_root(dest)
 
 
@@ -649,7 +644,11 @@ def run_target(target: str, exclusions: list, cfg: RunConfig, logdir: Path) -> d
         with open(out, "a", encoding="utf-8") as fout:
             proc = subprocess.Popen(cmd, cwd=cfg.root, env=env, stdout=fout,
                                     stderr=subprocess.STDOUT, start_new_session=True)
-            killed = _watch(proc, log, cfg, start)
+            try:
+                killed = _watch(proc, log, cfg, start)
+            finally:  # the runner itself interrupted: do not leave pytest running
+                if proc.poll() is None:
+                    _kill(proc)
         results = parse_log(log.read_text().splitlines()) if log.exists() else {}
         rc = proc.returncode
         if killed is None and rc in (0, 1, 5):
@@ -687,13 +686,18 @@ def _watch(proc, log: Path, cfg: RunConfig, start: float):
         elif now - start > cfg.target_timeout:
             why = "target timeout"
         if why:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            _kill(proc)
             return why
     return None
+
+
+def _kill(proc) -> None:
+    """Kill ``proc``'s process group (it was started in a session of its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def expand(targets, root: Path, per_file: bool) -> list:
@@ -741,6 +745,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the results as JSON here")
     parser.add_argument("--junit", help="write the results as JUnit XML here")
     args = parser.parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM ends the run like Ctrl-C: the pytest subprocess is killed too.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     problems = check_requirements()
     if problems:
