@@ -423,6 +423,27 @@ def stale_exclusions(exclusions, targets, results) -> list:
             and not any(n == e or n.startswith((e + "[", e + "::")) for n in hit)]
 
 
+def failure_causes(failures, top: int = 20) -> list:
+    """The failures grouped by message (numbers and quoted names masked).
+
+    Args:
+        failures: TestResults that failed.
+        top: how many groups to return.
+
+    Returns:
+        list of (count, pattern, example node id), most common first.
+    """
+    groups: dict = {}
+    for res in failures:
+        first = (res.message.strip().splitlines() or [""])[0]
+        key = re.sub(r"\d+", "N", first)
+        key = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", key)[:120]
+        count, example = groups.get(key, (0, res.nodeid))
+        groups[key] = (count + 1, example)
+    ranked = sorted(groups.items(), key=lambda kv: -kv[1][0])
+    return [(count, key, example) for key, (count, example) in ranked[:top]]
+
+
 def _rate(c: Counts) -> str:
     return "-" if c.pass_rate is None else f"{100 * c.pass_rate:.1f}%"
 
@@ -742,6 +763,8 @@ def main(argv=None) -> int:
                         help="one more argument for pytest (repeatable)")
     parser.add_argument("--markdown", action="store_true",
                         help="also print a per-folder Markdown table")
+    parser.add_argument("--causes", action="store_true",
+                        help="also print the failures grouped by message")
     parser.add_argument("--json", help="write the results as JSON here")
     parser.add_argument("--junit", help="write the results as JUnit XML here")
     args = parser.parse_args(argv)
@@ -805,6 +828,10 @@ def main(argv=None) -> int:
         if stale and not args.keyword:
             print(f"\nnote: {len(stale)} exclusion(s) matched no test: "
                   + ", ".join(stale[:10]))
+        if args.causes and failures:
+            print("\nfailure causes (most common first):")
+            for count, pattern, example in failure_causes(failures):
+                print(f"{count:>5}  {pattern}\n       e.g. {example}")
         if args.markdown:
             print()
             print(format_markdown(per_target, total))

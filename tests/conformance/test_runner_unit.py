@@ -207,3 +207,14 @@ def test_run_target_end_to_end(tmp_path):
                    "test_skipped": "skipped", "test_crash": "failed",
                    "test_after_crash": "passed"}
     assert res["keras/src/ops/a_test.py::TestA::test_crash"].message == rks.CRASH_MESSAGE
+
+
+def test_failure_causes_groups_messages():
+    R = rks.TestResult
+    fails = [R("a::T::x", "failed", "NotImplementedError: kbackend: core.scatter is not"),
+             R("a::T::y", "failed", "NotImplementedError: kbackend: core.scatter is not"),
+             R("a::T::z", "failed", "ValueError: shape (2, 3) vs (4,)\nmore"),
+             R("a::T::w", "failed", "ValueError: shape (5, 6) vs (7,)")]
+    causes = rks.failure_causes(fails)
+    assert causes[0] == (2, "NotImplementedError: kbackend: core.scatter is not", "a::T::x")
+    assert causes[1] == (2, "ValueError: shape (N, N) vs (N,)", "a::T::z")
