@@ -13,7 +13,9 @@ the keras wheel, so this script:
 3. writes there its own small ``conftest.py`` (the repository's one is not in the
    sdist): the ``requires_trainable_backend`` and ``multi_device`` markers,
    ``skip_if_backend(backend, reason)``, a log of every test's outcome, and exact
-   ``--deselect`` matching;
+   ``--deselect`` matching; and adds kbackend's branch to the one test file that
+   picks a backend class in an if/elif chain (``TEST_PATCHES``: trainer_test.py), as
+   kbackend_hook does for Keras' own modules;
 4. runs each folder or file given (default ``keras/src/ops``; ``--all`` for the main
    folders) in its own ``pytest`` subprocess with ``KERAS_BACKEND=kbackend``, a
    per-test timeout (pytest-timeout) and the exclusion list
@@ -64,6 +66,17 @@ BACKEND = "kbackend"
 LOG_ENV = "KBACKEND_CONFORMANCE_LOG"
 DONE_ENV = "KBACKEND_CONFORMANCE_DONE"
 CRASH_MESSAGE = "the pytest process died or was killed (hang) during this test"
+
+# Test files that pick a backend-specific class in an if/elif chain ending in an error
+# for any other backend: the runner adds kbackend's branch to its temporary copy, as
+# kbackend_hook does for Keras' own modules (path -> (anchor line, branch put before it)).
+TEST_PATCHES = {
+    "keras/src/trainers/trainer_test.py": (
+        'elif backend.backend() == "openvino":',
+        ('elif backend.backend() == "kbackend":\n'
+         '    from kbackend.trainer import KBackendTrainer as Trainer\n'),
+    ),
+}
 
 # Written as conftest.py at the root of the unpacked sdist. Keras' repository has its
 # own conftest.py there, which the sdist lacks; this is our equivalent of its parts
@@ -600,6 +613,28 @@ def source_version(root: Path) -> str | None:
     return None
 
 
+def patch_test_files(root: Path, patches=None) -> list:
+    """Add kbackend's branch to the test files in ``patches`` (default TEST_PATCHES).
+
+    Returns:
+        one line per file: patched, or why not (the anchor line is missing).
+    """
+    notes = []
+    for rel, (anchor, branch) in (TEST_PATCHES if patches is None else patches).items():
+        path = root / rel
+        if not path.exists():
+            continue
+        lines = path.read_text().splitlines(keepends=True)
+        at = [i for i, line in enumerate(lines) if line.rstrip("\n") == anchor]
+        if len(at) != 1:
+            notes.append(f"{rel}: not patched (no single line {anchor!r})")
+            continue
+        lines.insert(at[0], branch)
+        path.write_text("".join(lines))
+        notes.append(f"{rel}: kbackend branch added before line {at[0] + 1}")
+    return notes
+
+
 def prepare_tree(args, workdir: Path) -> Path:
     """The test tree in ``workdir`` with our conftest.py; returns its root."""
     version = installed_keras_version()
@@ -616,6 +651,8 @@ def prepare_tree(args, workdir: Path) -> Path:
         print(f"warning: the test tree is keras {got} but keras {version} is installed",
               file=sys.stderr)
     (root / "conftest.py").write_text(CONFTEST)
+    for note in patch_test_files(root):
+        print("test tree:", note)
     return root
 
 
