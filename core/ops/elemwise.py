@@ -6,6 +6,7 @@ import math
 import numpy
 
 from .. import cuda
+from ..dtypes import is_float
 from .infer import fmt, ufunc_dtype
 from .registry import Aval, F, defop
 
@@ -132,9 +133,11 @@ def _rsqrt(xp, x):
        vjp=lambda c, g: (g * c.out * (1 - c.out),))
 def _sigmoid(xp, x):
     """Logistic sigmoid 1 / (1 + exp(-x)), computed without overflow."""
-    y = xp.tanh(x * 0.5)
-    y *= 0.5
-    y += 0.5
+    # A scalar of x's own dtype: bfloat16 * Python float would promote to float32.
+    half = x.dtype.type(0.5) if is_float(x.dtype) else 0.5
+    y = xp.tanh(x * half)
+    y *= half
+    y += half
     return y
 
 
@@ -158,9 +161,9 @@ def _softsign(xp, x):
 # --------------------------------------------------------------- special functions
 def _special_infer(name):
     def infer(x, **_):
-        if x.dtype.kind not in "fiub":
+        if x.dtype.kind not in "fiub" and not is_float(x.dtype):
             raise TypeError(f"{name}: not supported for inputs {fmt([x])}")
-        return Aval(x.shape, x.dtype if x.dtype.kind == "f" else numpy.float64)
+        return Aval(x.shape, x.dtype if is_float(x.dtype) else numpy.float64)
 
     return infer
 
@@ -168,7 +171,7 @@ def _special_infer(name):
 def _special(name, sp_name, vjp, doc):
     def forward(xp, x):
         fn = getattr(cuda.special(xp), sp_name)
-        if x.dtype.kind != "f":
+        if not is_float(x.dtype):
             return fn(x.astype(numpy.float64))
         if x.dtype.itemsize < 4:  # float16/bfloat16: compute in float32
             return fn(x.astype(numpy.float32)).astype(x.dtype)
@@ -195,10 +198,10 @@ _special("digamma", "digamma", lambda c, g: (g * F.polygamma(c.inputs[0], n=1),)
        vjp=lambda c, g: (g * F.polygamma(c.inputs[0], n=c.attrs["n"] + 1),))
 def _polygamma(xp, x, n=1):
     """The n-th derivative of digamma."""
-    out = cuda.special(xp).polygamma(n, x.astype(numpy.float64) if x.dtype.kind != "f"
+    out = cuda.special(xp).polygamma(n, x.astype(numpy.float64) if not is_float(x.dtype)
                                      else x.astype(numpy.float32) if x.dtype.itemsize < 4
                                      else x)
-    return out.astype(x.dtype) if x.dtype.kind == "f" else out
+    return out.astype(x.dtype) if is_float(x.dtype) else out
 
 
 # --------------------------------------------------------------- clip

@@ -144,3 +144,12 @@ def test_numpy_on_the_left_defers_to_ndarray():
 def test_constructor():
     x = core.NDArray([[1, 2]], ctx=cpu(2), dtype="float32")
     assert x.context == cpu(2) and x.shape == (1, 2)
+
+
+def test_bfloat16_keeps_its_dtype_through_sigmoid_and_special_functions():
+    x = nd.array(np.linspace(0.1, 0.9, 6), dtype="bfloat16")
+    for op in (nd.sigmoid, nd.erf, nd.gammaln, nd.digamma):
+        y = op(x)
+        assert y.dtype == x.dtype, (op.__name__, y.dtype)
+        want = op(x.astype("float32")).asnumpy()
+        np.testing.assert_allclose(y.asnumpy().astype("float32"), want, rtol=2e-2)
