@@ -5,8 +5,11 @@ SavedModel (``model.export(path)``, ``format="tf_saved_model"``, and
 ``keras.export.ExportArchive``) is built from TensorFlow functions, ONNX through
 tf2onnx / jax2tf / torch.onnx, LiteRT through TensorFlow or PyTorch, OpenVINO through
 one of those. kbackend computes with ``core`` and depends on none of them, so it
-cannot write these formats; asking for one raises a ``ValueError`` that names the
-format and says what to use instead:
+cannot write these formats. A SavedModel (the only format Keras asks the backend
+for) raises :class:`UnsupportedExportFormat`, a ``NotImplementedError`` that is also a
+``ValueError``, naming the format and what to use instead; ``onnx``, ``openvino``,
+``litert`` and ``torch`` fail in Keras' own code with an error naming the format.
+What to use instead:
 
 - ``model.save("model.keras")`` and ``keras.saving.load_model`` (the native Keras
   format: architecture, weights and optimizer state) work with kbackend;
@@ -22,20 +25,32 @@ ALTERNATIVES = (
     "load that file under KERAS_BACKEND=tensorflow, jax or torch and export it there.")
 
 
-def unsupported_format_error(fmt: str) -> ValueError:
+class UnsupportedExportFormat(NotImplementedError, ValueError):
+    """An export format kbackend cannot write (a NotImplementedError and a ValueError).
+
+    Keras' own tests expect a NotImplementedError from a backend without SavedModel
+    export; Keras raises ValueError for other format/backend mismatches. Either
+    ``except`` clause catches this error.
+    """
+
+
+def unsupported_format_error(fmt: str, keras_message: str = "") -> UnsupportedExportFormat:
     """The error raised when an export format needs a framework kbackend lacks.
 
     Args:
         fmt: the format asked for, e.g. ``"tf_saved_model"``.
+        keras_message: the sentence Keras uses for this case, put first.
 
     Returns:
-        a ValueError naming the format, why it is unsupported and the alternatives.
+        an UnsupportedExportFormat naming the format, why it is unsupported and the
+        alternatives.
     """
-    return ValueError(
-        f"Export format {fmt!r} is not supported by the kbackend backend: writing it "
-        f"needs TensorFlow (SavedModel, LiteRT), tf2onnx/jax2tf/torch.onnx (ONNX) or "
-        f"OpenVINO's converters, which trace that framework's own tensors, while "
-        f"kbackend computes with its own engine. {ALTERNATIVES}")
+    return UnsupportedExportFormat(
+        f"{keras_message}{' ' if keras_message else ''}Export format {fmt!r} is not "
+        f"supported by the kbackend backend: writing it needs TensorFlow (SavedModel, "
+        f"LiteRT), tf2onnx/jax2tf/torch.onnx (ONNX) or OpenVINO's converters, which "
+        f"trace that framework's own tensors, while kbackend computes with its own "
+        f"engine. {ALTERNATIVES}")
 
 
 class KBackendExportArchive:
@@ -46,9 +61,13 @@ class KBackendExportArchive:
     raises at once, before any endpoint is traced.
 
     Raises:
-        ValueError: always, naming the ``tf_saved_model`` format and the
-            alternatives (``model.save("model.keras")``).
+        UnsupportedExportFormat: always (a NotImplementedError and a ValueError),
+            naming the ``tf_saved_model`` format and the alternatives
+            (``model.save("model.keras")``).
     """
 
     def __init__(self):
-        raise unsupported_format_error("tf_saved_model")
+        raise unsupported_format_error(
+            "tf_saved_model",
+            "`export_saved_model` only currently supports the tensorflow, jax and "
+            "torch backends.")
