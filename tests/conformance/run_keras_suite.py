@@ -13,9 +13,10 @@ the keras wheel, so this script:
 3. writes there its own small ``conftest.py`` (the repository's one is not in the
    sdist): the ``requires_trainable_backend`` and ``multi_device`` markers,
    ``skip_if_backend(backend, reason)``, a log of every test's outcome, and exact
-   ``--deselect`` matching; and adds kbackend's branch to the one test file that
-   picks a backend class in an if/elif chain (``TEST_PATCHES``: trainer_test.py), as
-   kbackend_hook does for Keras' own modules;
+   ``--deselect`` matching; and adds kbackend's entry where a test file hard-codes
+   the built-in backends (``TEST_PATCHES``: trainer_test.py's if/elif chain of
+   trainer classes and its dict of CPU device names), as kbackend_hook does for
+   Keras' own modules;
 4. runs each folder or file given (default ``keras/src/ops``; ``--all`` for the main
    folders) in its own ``pytest`` subprocess with ``KERAS_BACKEND=kbackend``, a
    per-test timeout (pytest-timeout) and the exclusion list
@@ -67,15 +68,18 @@ LOG_ENV = "KBACKEND_CONFORMANCE_LOG"
 DONE_ENV = "KBACKEND_CONFORMANCE_DONE"
 CRASH_MESSAGE = "the pytest process died or was killed (hang) during this test"
 
-# Test files that pick a backend-specific class in an if/elif chain ending in an error
-# for any other backend: the runner adds kbackend's branch to its temporary copy, as
-# kbackend_hook does for Keras' own modules (path -> (anchor line, branch put before it)).
+# Test files that hard-code the built-in backends (an if/elif chain that picks a
+# backend's class and fails for any other, a dict keyed by backend name): the runner
+# adds kbackend's entry to its temporary copy, as kbackend_hook does for Keras' own
+# modules. path -> [(anchor line, text put before it), ...]
 TEST_PATCHES = {
-    "keras/src/trainers/trainer_test.py": (
-        'elif backend.backend() == "openvino":',
-        ('elif backend.backend() == "kbackend":\n'
-         '    from kbackend.trainer import KBackendTrainer as Trainer\n'),
-    ),
+    "keras/src/trainers/trainer_test.py": [
+        ('elif backend.backend() == "openvino":',
+         ('elif backend.backend() == "kbackend":\n'
+         '    from kbackend.trainer import KBackendTrainer as Trainer\n')),
+        ('            "torch": "cpu",',  # CPU_DEVICES[backend.backend()]
+         '            "kbackend": "cpu:0",\n'),
+    ],
 }
 
 # Written as conftest.py at the root of the unpacked sdist. Keras' repository has its
@@ -620,18 +624,19 @@ def patch_test_files(root: Path, patches=None) -> list:
         one line per file: patched, or why not (the anchor line is missing).
     """
     notes = []
-    for rel, (anchor, branch) in (TEST_PATCHES if patches is None else patches).items():
+    for rel, edits in (TEST_PATCHES if patches is None else patches).items():
         path = root / rel
         if not path.exists():
             continue
         lines = path.read_text().splitlines(keepends=True)
-        at = [i for i, line in enumerate(lines) if line.rstrip("\n") == anchor]
-        if len(at) != 1:
-            notes.append(f"{rel}: not patched (no single line {anchor!r})")
-            continue
-        lines.insert(at[0], branch)
+        for anchor, text in edits:
+            at = [i for i, line in enumerate(lines) if line.rstrip("\n") == anchor]
+            if len(at) != 1:
+                notes.append(f"{rel}: not patched (no single line {anchor!r})")
+                continue
+            lines.insert(at[0], text)
+            notes.append(f"{rel}: kbackend entry added before {anchor.strip()!r}")
         path.write_text("".join(lines))
-        notes.append(f"{rel}: kbackend branch added before line {at[0] + 1}")
     return notes
 
 

@@ -225,12 +225,13 @@ def test_patch_test_files(tmp_path):
     (tmp_path / rel).parent.mkdir(parents=True)
     (tmp_path / rel).write_text('if a:\n    x = 1\nelif backend.backend() == "openvino":\n'
                                 '    x = 2\nelse:\n    raise ImportError\n')
-    patches = {rel: ('elif backend.backend() == "openvino":',
-                     'elif backend.backend() == "kbackend":\n    x = 3\n'),
-               "missing_test.py": ("x", "y")}
+    patches = {rel: [('elif backend.backend() == "openvino":',
+                      'elif backend.backend() == "kbackend":\n    x = 3\n')],
+               "missing_test.py": [("x", "y")]}
     notes = rks.patch_test_files(tmp_path, patches)
-    assert notes == [f"{rel}: kbackend branch added before line 3"]
+    assert notes == [(f"{rel}: kbackend entry added before "
+                     f"'elif backend.backend() == \"openvino\":'")]
     assert '"kbackend":\n    x = 3\nelif backend.backend() == "openvino"' in \
         (tmp_path / rel).read_text()
-    assert "not patched" in rks.patch_test_files(tmp_path, {rel: ("nope", "")})[0]
+    assert "not patched" in rks.patch_test_files(tmp_path, {rel: [("nope", "")]})[0]
     assert set(rks.TEST_PATCHES) == {"keras/src/trainers/trainer_test.py"}
