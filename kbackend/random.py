@@ -1,14 +1,14 @@
 """Keras backend ``random``: stateless draws seeded through Keras' SeedGenerator.
 
-For this first increment the samples come from NumPy's generator seeded with
-Keras' seed (as Keras' numpy backend does) and are then moved into core arrays;
-core's own per-context generator comes later. ``normal``, ``uniform``,
-``randint``, ``truncated_normal``, ``dropout`` and ``shuffle`` are implemented; the
-rest (``_NOT_YET``) raise NotImplementedError naming the function.
+The samples come from NumPy's generator seeded with Keras' seed (as Keras' numpy
+backend does), so the same seed gives the same values, and are then moved into
+core arrays; core's own per-context generator comes later. Float results follow
+``dtype`` (default floatx); ``categorical`` gives integers of ``dtype``.
 """
 from __future__ import annotations
 
 import numpy
+from keras.src.backend.common import standardize_dtype
 from keras.src.backend.config import floatx
 
 # SeedGenerator and make_default_seed are part of a backend random module's names.
@@ -18,7 +18,6 @@ from keras.src.random.seed_generator import (  # noqa: F401
     make_default_seed,
 )
 
-from kbackend._missing import add_stubs
 from kbackend.core import convert_to_numpy, convert_to_tensor
 
 
@@ -81,5 +80,108 @@ def shuffle(x, axis=0, seed=None):
     return cnp.take(x, convert_to_tensor(perm, "int64"), axis=axis)
 
 
-_NOT_YET = ["categorical", "gamma", "binomial", "beta"]
-add_stubs(globals(), "random", _NOT_YET)
+def _float_dtype(dtype, what: str) -> str:
+    dtype = standardize_dtype(dtype or floatx())
+    if "float" not in dtype:
+        raise ValueError(f"random.{what}: `dtype` must be a floating point type, got "
+                         f"{dtype!r}")
+    return dtype
+
+
+def _param(value, what: str, name: str):
+    """A distribution parameter (Python number, array or tensor) as float64 NumPy."""
+    try:
+        return numpy.asarray(convert_to_numpy(value), dtype="float64")
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"random.{what}: `{name}` must be a number or a numeric "
+                        f"tensor, got {type(value).__name__} ({e})") from None
+
+
+def categorical(logits, num_samples, dtype="int32", seed=None):
+    """Draw ``num_samples`` class indices per row of ``logits`` (batch, classes).
+
+    Args:
+        logits: unnormalised log-probabilities, shape ``(batch, classes)``.
+        num_samples: samples per row.
+        dtype: the integer dtype of the result.
+        seed: a Python int or a Keras ``SeedGenerator``.
+
+    Returns:
+        An integer tensor of shape ``(batch, num_samples)``.
+    """
+    dtype = standardize_dtype(dtype)
+    logits = _param(logits, "categorical", "logits")
+    if logits.ndim != 2:
+        raise ValueError("random.categorical: `logits` should be a 2-D tensor with shape "
+                         f"[batch_size, num_classes]. Received shape {logits.shape}")
+    num_samples = int(num_samples)
+    # Inverse-CDF sampling on the softmax, row by row (stable for huge logits).
+    shifted = logits - numpy.max(logits, axis=-1, keepdims=True)
+    probs = numpy.exp(shifted)
+    cdf = numpy.cumsum(probs, axis=-1)
+    cdf /= cdf[:, -1:]
+    draws = _rng(seed).uniform(size=(logits.shape[0], num_samples))
+    out = numpy.stack([numpy.searchsorted(row, d, side="right")
+                       for row, d in zip(cdf, draws)]) if logits.shape[0] else \
+        numpy.zeros((0, num_samples), "int64")
+    out = numpy.minimum(out, logits.shape[1] - 1)
+    return convert_to_tensor(out.reshape(logits.shape[0], num_samples), dtype)
+
+
+def gamma(shape, alpha, dtype=None, seed=None):
+    """Samples from Gamma(alpha, scale=1).
+
+    Args:
+        shape: the output shape.
+        alpha: the shape parameter (a number or an array broadcastable to ``shape``).
+        dtype: a float dtype (default floatx).
+        seed: a Python int or a Keras ``SeedGenerator``.
+
+    Returns:
+        A float tensor of ``shape``.
+    """
+    dtype = _float_dtype(dtype, "gamma")
+    alpha = _param(alpha, "gamma", "alpha")
+    out = _rng(seed).gamma(alpha, scale=1.0, size=tuple(shape))
+    return convert_to_tensor(out, dtype)
+
+
+def binomial(shape, counts, probabilities, dtype=None, seed=None):
+    """Samples from Binomial(counts, probabilities), as floats.
+
+    Args:
+        shape: the output shape.
+        counts: trial counts (a number or an array broadcastable to ``shape``).
+        probabilities: success probabilities, broadcastable with ``counts``.
+        dtype: a float dtype (default floatx).
+        seed: a Python int or a Keras ``SeedGenerator``.
+
+    Returns:
+        A float tensor of ``shape`` holding success counts.
+    """
+    dtype = _float_dtype(dtype, "binomial")
+    counts = _param(counts, "binomial", "counts")
+    probabilities = _param(probabilities, "binomial", "probabilities")
+    out = _rng(seed).binomial(n=counts.astype("int64"), p=probabilities,
+                              size=tuple(shape))
+    return convert_to_tensor(out, dtype)
+
+
+def beta(shape, alpha, beta, dtype=None, seed=None):
+    """Samples from Beta(alpha, beta).
+
+    Args:
+        shape: the output shape.
+        alpha: the first parameter, broadcastable with ``beta`` and ``shape``.
+        beta: the second parameter.
+        dtype: a float dtype (default floatx).
+        seed: a Python int or a Keras ``SeedGenerator``.
+
+    Returns:
+        A float tensor of ``shape`` with values in [0, 1].
+    """
+    dtype = _float_dtype(dtype, "beta")
+    a = _param(alpha, "beta", "alpha")
+    b = _param(beta, "beta", "beta")
+    out = _rng(seed).beta(a=a, b=b, size=tuple(shape))
+    return convert_to_tensor(out, dtype)
