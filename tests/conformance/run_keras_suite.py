@@ -560,6 +560,27 @@ def check_requirements() -> list:
     return problems
 
 
+# Modules some of Keras' test files import (module -> pip package); without them those
+# files fail to collect or those tests fail, which the summary shows as failures.
+OPTIONAL_TEST_DEPS = {"tensorflow": "tensorflow-cpu", "pandas": "pandas", "grain": "grain",
+                      "orbax.checkpoint": "orbax-checkpoint", "onnxruntime": "onnxruntime"}
+
+
+def missing_optional_deps() -> list:
+    """The pip packages of OPTIONAL_TEST_DEPS whose module is not installed."""
+    import importlib.util
+
+    missing = []
+    for module, package in OPTIONAL_TEST_DEPS.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # the parent package is missing
+            found = False
+        if not found:
+            missing.append(package)
+    return missing
+
+
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/kbackend-conformance`` (``~/.cache/...`` by default)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
@@ -819,6 +840,10 @@ def main(argv=None) -> int:
         for p in problems:
             print("error:", p, file=sys.stderr)
         return 2
+    optional = missing_optional_deps()
+    if optional:
+        print(f"note: test dependencies not installed: {', '.join(optional)}; the Keras "
+              f"tests that import them will fail (pip install {' '.join(optional)})")
     try:
         exclusions = parse_exclusions(Path(args.excluded).read_text()) \
             if Path(args.excluded).exists() else {}

@@ -235,3 +235,9 @@ def test_patch_test_files(tmp_path):
         (tmp_path / rel).read_text()
     assert "not patched" in rks.patch_test_files(tmp_path, {rel: [("nope", "")]})[0]
     assert set(rks.TEST_PATCHES) == {"keras/src/trainers/trainer_test.py"}
+
+
+def test_missing_optional_deps(monkeypatch):
+    monkeypatch.setattr(rks, "OPTIONAL_TEST_DEPS",
+                        {"json": "json-pkg", "no_such_mod_xyz.sub": "no-such-pkg"})
+    assert rks.missing_optional_deps() == ["no-such-pkg"]
