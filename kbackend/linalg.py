@@ -41,12 +41,14 @@ def _mT(x):
 
 
 def cholesky(a, upper=False):
+    """The lower (or, with ``upper``, upper) Cholesky factor."""
     a = _float(a)
     lower = cnp.linalg.cholesky(a)
     return _mT(lower) if upper else lower
 
 
 def cholesky_inverse(a, upper=False):
+    """The inverse of ``A`` given its Cholesky factor ``a``."""
     a = _float(a)
     identity = cnp.eye(a.shape[-1], dtype=standardize_dtype(a.dtype))
     inv_chol = solve_triangular(a, identity, lower=not upper)
@@ -56,18 +58,22 @@ def cholesky_inverse(a, upper=False):
 
 
 def det(a):
+    """Determinants of square matrices."""
     return cnp.linalg.det(_float(a))
 
 
 def eigh(a):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
     return cnp.linalg.eigh(_float(a))
 
 
 def inv(a):
+    """Inverses of square matrices."""
     return cnp.linalg.inv(_float(a))
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norms, NumPy's ``ord`` conventions."""
     x = _float(x)
     if isinstance(axis, list):
         axis = tuple(axis)
@@ -75,6 +81,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def qr(x, mode="reduced"):
+    """The QR decomposition (``mode`` 'reduced' or 'complete')."""
     if mode not in {"reduced", "complete"}:
         raise ValueError(
             "`mode` argument value not supported. Expected one of {'reduced', "
@@ -83,6 +90,7 @@ def qr(x, mode="reduced"):
 
 
 def solve(a, b):
+    """Solves ``a x = b`` (``b`` a vector or a stack of matrices)."""
     a, b = _pair(a, b)
     if b.ndim == a.ndim - 1:
         return cnp.squeeze(cnp.linalg.solve(a, cnp.expand_dims(b, -1)), axis=-1)
@@ -90,16 +98,19 @@ def solve(a, b):
 
 
 def solve_triangular(a, b, lower=False):
+    """Solves ``a x = b`` with the lower or upper triangle of ``a``."""
     a, b = _pair(a, b)
     tri = cnp.tril(a) if lower else cnp.triu(a)
     return solve(tri, b)
 
 
 def svd(x, full_matrices=True, compute_uv=True):
+    """The singular value decomposition (``u, s, vh``, or ``s`` alone)."""
     return cnp.linalg.svd(_float(x), full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 def pinv(x, rcond=None):
+    """The Moore-Penrose pseudo-inverse through the SVD."""
     x = _float(x)
     u, s, vh = cnp.linalg.svd(x, full_matrices=False)
     if rcond is None:
@@ -113,6 +124,7 @@ def pinv(x, rcond=None):
 
 
 def lstsq(a, b, rcond=None):
+    """The least-squares solution of ``a x = b`` through the pseudo-inverse."""
     a, b = _pair(a, b)
     if b.ndim == 1:
         return cnp.squeeze(cnp.matmul(pinv(a, rcond), cnp.expand_dims(b, -1)), axis=-1)
@@ -120,6 +132,7 @@ def lstsq(a, b, rcond=None):
 
 
 def matrix_rank(x, tol=None):
+    """The number of singular values above ``tol`` (int32)."""
     x = _float(x)
     if x.ndim < 2:
         raise ValueError("Expected input to have rank >= 2. "

@@ -66,22 +66,27 @@ def _segment(data, segment_ids, num_segments, kind):
 
 
 def segment_sum(data, segment_ids, num_segments=None, sorted=False):
+    """Sum of the rows of ``data`` in each segment (ids of -1 belong to none)."""
     return _segment(data, segment_ids, num_segments, "sum")
 
 
 def segment_max(data, segment_ids, num_segments=None, sorted=False):
+    """Maximum of the rows of ``data`` in each segment (empty: the dtype's lowest)."""
     return _segment(data, segment_ids, num_segments, "max")
 
 
 def segment_min(data, segment_ids, num_segments=None, sorted=False):
+    """Minimum of the rows of ``data`` in each segment (empty: the dtype's highest)."""
     return _segment(data, segment_ids, num_segments, "min")
 
 
 def segment_prod(data, segment_ids, num_segments=None, sorted=False):
+    """Product of the rows of ``data`` in each segment (empty: 1)."""
     return _segment(data, segment_ids, num_segments, "prod")
 
 
 def top_k(x, k, sorted=True):
+    """The ``k`` largest values along the last axis and their int32 indices."""
     x = convert_to_tensor(x)
     dtype = standardize_dtype(x.dtype)
     work = x if "float" in dtype else cast(x, "float64")
@@ -92,6 +97,7 @@ def top_k(x, k, sorted=True):
 
 
 def in_top_k(targets, predictions, k):
+    """Whether each target's prediction is among the row's ``k`` largest."""
     targets = cast(convert_to_tensor(targets), "int32")
     predictions = _float(predictions)
     onehot = nd.one_hot(targets, predictions.shape[-1], dtype=standardize_dtype(
@@ -102,6 +108,7 @@ def in_top_k(targets, predictions, k):
 
 
 def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x)))`` over ``axis``, computed stably."""
     x = _float(x)
     if isinstance(axis, list):
         axis = tuple(axis)
@@ -109,6 +116,7 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 def cdist(x, y):
+    """Euclidean distances between the rows of ``x`` and ``y`` (batched)."""
     x = _float(x)
     y = _float(y)
     if x.ndim < 2 or y.ndim < 2:
@@ -120,6 +128,7 @@ def cdist(x, y):
 
 
 def extract_sequences(x, sequence_length, sequence_stride):
+    """Frames of ``sequence_length`` every ``sequence_stride`` on the last axis."""
     x = convert_to_tensor(x)
     length, stride = int(sequence_length), int(sequence_stride)
     frames = (x.shape[-1] - (length - stride)) // stride
@@ -131,6 +140,7 @@ def extract_sequences(x, sequence_length, sequence_stride):
 
 
 def rsqrt(x):
+    """``1 / sqrt(x)`` (integers are cast to floatx)."""
     return nd.rsqrt(_float(x))
 
 
@@ -144,19 +154,23 @@ def _special(fn, x):
 
 
 def erf(x):
+    """The error function, in ``x``'s float dtype."""
     return _special(nd.erf, x)
 
 
 def erfc(x):
+    """The complementary error function ``1 - erf(x)``."""
     return _special(lambda v: convert_to_tensor(1.0, standardize_dtype(v.dtype)) - nd.erf(v),
                     x)
 
 
 def erfinv(x):
+    """The inverse error function."""
     return _special(nd.erfinv, x)
 
 
 def logdet(x):
+    """``log(det(x))`` of positive-determinant matrices, through slogdet."""
     x = _float(x)
     return cnp.linalg.slogdet(x)[1]
 
@@ -339,15 +353,13 @@ def _frame_vjp(ctx, g):
 def _ola_forward(xp, frames, *, stride, total):
     *batch, count, length = frames.shape
     chunks = -(-length // stride)
-    out = xp.zeros(tuple(batch) + ((count + chunks) * stride,), frames.dtype)
+    # Sample j * stride + c * stride + t lives at out[..., j + c, t]: within one chunk
+    # c of ``stride`` samples the frames do not overlap, so each chunk is one add.
+    out = xp.zeros((*batch, count + chunks, stride), frames.dtype)
     for c in range(chunks):
-        # Within one chunk of ``stride`` samples the frames do not overlap.
         width = min(stride, length - c * stride)
-        piece = frames[..., c * stride:c * stride + width]
-        view = out[..., c * stride:c * stride + count * stride].reshape(
-            tuple(batch) + (count, stride))
-        view[..., :width] += piece
-    return _fit_last(xp, out, total)
+        out[..., c:c + count, :width] += frames[..., c * stride:c * stride + width]
+    return _fit_last(xp, out.reshape((*batch, (count + chunks) * stride)), total)
 
 
 def _ola_infer(frames, *, stride, total):

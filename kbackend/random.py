@@ -27,23 +27,27 @@ def _rng(seed):
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """Samples from a normal distribution (seeded by Keras' seed)."""
     dtype = dtype or floatx()
     out = _rng(seed).normal(size=shape, loc=mean, scale=stddev)
     return convert_to_tensor(out, dtype)
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
+    """Samples from the uniform distribution on ``[minval, maxval)``."""
     dtype = dtype or floatx()
     out = _rng(seed).uniform(size=shape, low=minval, high=maxval)
     return convert_to_tensor(out, dtype)
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):
+    """Integers drawn uniformly from ``[minval, maxval)``."""
     out = _rng(seed).integers(low=minval, high=maxval, size=shape)
     return convert_to_tensor(out, dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """Normal samples redrawn beyond two standard deviations."""
     dtype = dtype or floatx()
     rng = _rng(seed)
     size = int(numpy.prod(shape))
@@ -56,6 +60,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
 
 
 def dropout(inputs, rate, noise_shape=None, seed=None):
+    """Zeroes entries with probability ``rate`` and scales the rest by ``1/(1-rate)``."""
     inputs = convert_to_tensor(inputs)
     if rate == 0.0:
         return inputs
@@ -73,6 +78,7 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
 
 
 def shuffle(x, axis=0, seed=None):
+    """``x`` with its entries permuted along ``axis``."""
     x = convert_to_tensor(x)
     perm = _rng(seed).permutation(x.shape[axis])
     from core import np as cnp
