@@ -175,7 +175,6 @@ def logdet(x):
     return cnp.linalg.slogdet(x)[1]
 
 
-
 # --------------------------------------------------------------------------- Fourier
 # Keras passes complex tensors as (real, imag) pairs, so core needs no complex dtype.
 # Each transform is an operator of its own (an unregistered OpDef run through core's
