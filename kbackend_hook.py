@@ -2,7 +2,8 @@
 
 Keras 3.15 picks its backend among built-in names only: ``keras.src.backend`` and a
 few modules that choose a backend-specific base class (``keras.src.layers.layer``,
-``keras.src.models.model``, ``keras.src.export.saved_model``) run an ``if/elif``
+``keras.src.models.model``, ``keras.src.optimizers.optimizer``,
+``keras.src.export.saved_model``) run an ``if/elif``
 chain on ``keras.config.backend()`` that ends in an error for any other name.
 
 ``kbackend_hook.pth``, which the package installs next to this module in
@@ -15,7 +16,8 @@ unimported. ``import kbackend`` installs the same finder (see
 
 The finder only acts on the modules named in ``PATCHES``: it compiles Keras' own
 source for them with one more ``elif`` branch for ``"kbackend"``, inserted into the
-syntax tree before the chain's ``openvino`` branch, that takes the backend's modules
+syntax tree before the chain's ``openvino`` branch (``jax`` in the optimizer's
+chain, which has no ``openvino`` one), that takes the backend's modules
 or classes from ``kbackend``. Nothing else of Keras is touched, and Keras' line
 numbers are kept. The anchors are exact lines of Keras 3.15; the finder first checks
 that the installed Keras is in the tested range (``TESTED_KERAS``) and raises an
@@ -42,7 +44,7 @@ PATCHES = {
             "    from kbackend.backend import *  # noqa: F403\n"
             "    from kbackend.core import Variable as BackendVariable\n"
             "\n"
-            "    distribution_lib = None\n"
+            "    from kbackend import distribution_lib\n"
         ),
     ),
     "keras.src.layers.layer": (
@@ -57,6 +59,15 @@ PATCHES = {
         (
             'if backend.backend() == "kbackend":\n'
             "    from kbackend.trainer import KBackendTrainer as Trainer\n"
+        ),
+    ),
+    # keras.Optimizer's base class: the fused built-in optimizers (kbackend/optimizer.py).
+    # This chain has no openvino branch; ours goes before the jax one.
+    "keras.src.optimizers.optimizer": (
+        'elif backend.backend() == "jax":',
+        (
+            'if backend.backend() == "kbackend":\n'
+            "    from kbackend.optimizer import KBackendOptimizer as BackendOptimizer\n"
         ),
     ),
     "keras.src.export.saved_model": (

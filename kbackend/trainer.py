@@ -29,11 +29,15 @@ A custom ``train_step`` does what :meth:`KBackendTrainer.train_step` does (impor
         self.optimizer.apply(grads, weights)
         ...  # update and return the metrics
 
-The optimizers are Keras' generic ones (Keras' optimizer module picks no
-backend-specific base class for kbackend): their ``assign``/``assign_add``/
-``assign_sub`` calls write into the Variables' core arrays in place
-(``Variable._direct_assign``), so the arrays marked for gradients stay the same
-objects from step to step.
+Keras' built-in SGD, Adam, AdamW, RMSprop and Adagrad run core's fused in-place
+update rules on the Variables' core arrays (:mod:`kbackend.optimizer`); any other
+optimizer is Keras' generic code, whose ``assign``/``assign_add``/``assign_sub`` calls
+also write into the arrays in place (``Variable._direct_assign``). Either way the
+arrays marked for gradients stay the same objects from step to step.
+
+The loss tracker (a ``keras.metrics.Mean``) is updated in place with the batch's
+loss times its size, which is what ``Mean.update_state(loss, sample_weight=n)``
+computes, without the dozen generic ops that call takes.
 """
 from __future__ import annotations
 
@@ -42,8 +46,10 @@ import warnings
 import numpy as np
 from keras.src import backend, tree
 from keras.src import callbacks as callbacks_module
+from keras.src import metrics as metrics_module
 from keras.src import optimizers as optimizers_module
 from keras.src.backend import config
+from keras.src.backend.common.stateless_scope import in_stateless_scope
 from keras.src.trainers import trainer as base_trainer
 from keras.src.trainers.data_adapters import array_slicing, data_adapter_utils
 from keras.src.trainers.epoch_iterator import EpochIterator
@@ -51,6 +57,7 @@ from keras.src.utils import traceback_utils
 from keras.src.utils.python_utils import pythonify_logs
 
 from core import autograd as _autograd
+from core.ndarray import NDArray as _NDArray
 
 
 def _batch_size(x) -> int:
@@ -80,6 +87,29 @@ def mark_trainable(variables) -> None:
         _marked(v.value)
 
 
+def update_loss_tracker(tracker, loss, batch_size: int) -> None:
+    """``tracker.update_state(loss, sample_weight=batch_size)``, in place for a ``Mean``.
+
+    Keras' ``Mean`` adds ``sum(loss * weight)`` to ``total`` and ``sum(weight)`` to
+    ``count``; for a scalar loss and weight that is ``loss * batch_size`` and
+    ``batch_size``, added here straight into the two Variables' core arrays. Any other
+    tracker, a non-scalar loss or a stateless scope take Keras' generic update.
+    """
+    total, count = getattr(tracker, "total", None), getattr(tracker, "count", None)
+    if (type(tracker) is not metrics_module.Mean or in_stateless_scope()
+            or not isinstance(loss, _NDArray) or loss.ndim != 0
+            or not isinstance(getattr(total, "_value", None), _NDArray)
+            or not isinstance(getattr(count, "_value", None), _NDArray)):
+        tracker.update_state(loss, sample_weight=batch_size)
+        return
+    t, c = total._value, count._value
+    with t.context.device_guard():
+        t._data += loss._data.astype(t.dtype) * t.dtype.type(batch_size)
+        c._data += c.dtype.type(batch_size)
+    t._bump()
+    c._bump()
+
+
 class KBackendTrainer(base_trainer.Trainer):
     def __init__(self):
         super().__init__()
@@ -103,7 +133,7 @@ class KBackendTrainer(base_trainer.Trainer):
                 scaled_loss = self.optimizer.scale_loss(loss)
             else:
                 scaled_loss = loss
-        self._loss_tracker.update_state(loss.detach(), sample_weight=_batch_size(x))
+        update_loss_tracker(self._loss_tracker, loss.detach(), _batch_size(x))
 
         if trainable_weights:
             gradients = _gradients(scaled_loss, trainable_weights)
@@ -122,7 +152,7 @@ class KBackendTrainer(base_trainer.Trainer):
             y_pred = self(x)
         loss = self._compute_loss(
             x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
-        self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+        update_loss_tracker(self._loss_tracker, loss, _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):

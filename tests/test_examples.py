@@ -72,3 +72,17 @@ def test_train_digits_full_reaches_97_percent():
     out, acc = _run("train_digits.py", timeout=600)
     assert acc >= 0.97, f"the example's default run should reach 0.97 test accuracy, got {acc}"
     assert "a fresh network loaded from them predicts the same" in out
+
+
+def test_keras_digits_short(tmp_path, monkeypatch):
+    # The example selects kbackend itself (import kbackend before keras); an explicit
+    # other KERAS_BACKEND would win, so run it without one. Keras writes keras.json
+    # into KERAS_HOME: a scratch directory, not the user's ~/.keras.
+    monkeypatch.delenv("KERAS_BACKEND", raising=False)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras-home"))
+    path = tmp_path / "digits.keras"
+    out, acc = _run("keras_digits.py", "--short", "--out", str(path), timeout=600)
+    assert "backend kbackend" in out
+    assert acc > 0.3, f"two short epochs should beat chance (0.1) clearly, got {acc}"
+    assert path.is_file() and path.stat().st_size > 0
+    assert "the model loaded from the .keras file predicts the same" in out
