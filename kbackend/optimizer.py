@@ -142,6 +142,8 @@ class _FusedUpdates(BaseOptimizer):
                         part = [a[i:i + CHUNK] for a in flat]
                         self._fused_step(part[0], part[1], part[2:], lr)
                 else:
+                    if arrays[0].ndim == 0:  # the rules' ``out=`` temporaries need arrays
+                        arrays = tuple(a.reshape(1) for a in arrays)
                     self._fused_step(arrays[0], arrays[1], arrays[2:], lr)
             weight._bump()
         return None

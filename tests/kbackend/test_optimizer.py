@@ -20,7 +20,7 @@ _PRELUDE = """
         # A user subclass: KBackendOptimizer.__new__ keeps Keras' generic update_step.
         return type("Generic" + cls.__name__, (cls,), {})
 
-    def run(opt, steps=5, shapes=((40000,), (3, 4)), seed=0):
+    def run(opt, steps=5, shapes=((40000,), (3, 4), ()), seed=0):
         # 40000 elements: more than one CPU chunk of the fused rules.
         rng = np.random.default_rng(seed)
         vs = [keras.Variable(rng.standard_normal(s).astype("float32"), name=f"v{i}")
