@@ -35,10 +35,10 @@ _SUPPORTED = {standardize_dtype(d.name) for d in _core_dtypes.SUPPORTED}
 
 
 def _numpy_dtype(dtype: str):
-    if dtype == "bfloat16":
+    if dtype == "bfloat16" or dtype.startswith("float8"):
         import ml_dtypes
 
-        return ml_dtypes.bfloat16
+        return getattr(ml_dtypes, dtype)
     return numpy.dtype(dtype)
 
 
@@ -77,7 +77,8 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
         raise ValueError("`sparse=True` is not supported with the kbackend backend")
     if ragged:
         raise ValueError("`ragged=True` is not supported with the kbackend backend")
-    if dtype is not None:
+    explicit = dtype is not None
+    if explicit:
         dtype = standardize_dtype(dtype)
         _check_dtype(dtype)
     if isinstance(x, Variable):
@@ -99,7 +100,20 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
         _check_dtype(dtype)
     if isinstance(x, (list, tuple)):
         x = [convert_to_numpy(v) if isinstance(v, (NDArray, Variable)) else v for v in x]
-    return cnp.array(numpy.asarray(x).astype(_numpy_dtype(dtype), copy=False))
+    from_python = not isinstance(x, (numpy.ndarray, numpy.generic))
+    x = numpy.asarray(x)
+    target = numpy.dtype(_numpy_dtype(dtype))
+    if from_python and x.size and x.dtype.kind in "iu" and target.kind in "iu":
+        # Python ints that do not fit an inferred int32 widen to int64 (as on torch);
+        # ones that do not fit a requested dtype fail instead of wrapping around.
+        info = numpy.iinfo(target)
+        if x.min() < info.min or x.max() > info.max:
+            if not explicit and target == numpy.int32 and x.dtype == numpy.int64:
+                return cnp.array(x)
+            raise OverflowError(
+                f"convert_to_tensor: the value {x.min() if x.min() < info.min else x.max()} "
+                f"does not fit in {dtype} (range {info.min}..{info.max}); pass a wider dtype")
+    return cnp.array(x.astype(target, copy=False))
 
 
 def convert_to_numpy(x):
@@ -112,18 +126,24 @@ def convert_to_numpy(x):
 
 
 def is_tensor(x):
+    """Whether ``x`` is a kbackend tensor (a core NDArray)."""
     return isinstance(x, NDArray)
 
 
 def shape(x):
+    """The shape of ``x`` (a tensor, Variable or array-like) as a tuple of ints."""
+    if not hasattr(x, "shape"):
+        x = convert_to_tensor(x)
     return tuple(x.shape)
 
 
 def cast(x, dtype):
+    """``x`` as a tensor of ``dtype`` (``x`` itself when it already has it)."""
     return convert_to_tensor(x, dtype=dtype)
 
 
 def cond(pred, true_fn, false_fn):
+    """``true_fn()`` if ``pred`` (a bool or a one-element tensor) holds, else ``false_fn()``."""
     if _as_python_bool(pred):
         return true_fn()
     return false_fn()
@@ -135,54 +155,98 @@ def _as_python_bool(pred) -> bool:
     return bool(pred)
 
 
+def _stack_structures(items):
+    """Stack a list of equally structured results along a new first axis."""
+    if not tree.is_nested(items[0]):
+        return cnp.stack([convert_to_tensor(v) for v in items])
+    return tree.map_structure(
+        lambda *vs: None if vs[0] is None else cnp.stack([convert_to_tensor(v) for v in vs]),
+        *items)
+
+
 def vectorized_map(function, elements):
-    if not isinstance(elements, (list, tuple)):
-        elements = convert_to_tensor(elements)
-        return cnp.stack([function(elements[i]) for i in range(elements.shape[0])])
-    batch_size = shape(convert_to_tensor(elements[0]))[0]
-    return cnp.stack([function([x[i] for x in elements]) for i in range(batch_size)])
+    """``function`` applied to each slice along the first axis, results stacked.
+
+    ``elements`` may be a tensor or a nested structure of tensors of the same
+    length (a list or tuple is passed to ``function`` as a list); ``function``
+    may return a nested structure. It runs once per slice (no vectorization yet).
+    """
+    flat = [convert_to_tensor(x) for x in tree.flatten(elements)]
+    if not flat or any(x.ndim == 0 or x.shape[0] != flat[0].shape[0] for x in flat):
+        raise ValueError(
+            f"vectorized_map: `elements` must hold tensors with the same first dimension; "
+            f"got shapes {[tuple(x.shape) for x in flat]}")
+    if isinstance(elements, (list, tuple)) and not any(tree.is_nested(e) for e in elements):
+        def pack(i):
+            return [x[i] for x in flat]
+    else:
+        def pack(i):
+            return tree.pack_sequence_as(elements, [x[i] for x in flat])
+    return _stack_structures([function(pack(i)) for i in range(flat[0].shape[0])])
 
 
 def compute_output_spec(fn, *args, **kwargs):
     """The KerasTensor(s) ``fn`` returns for the given (symbolic) arguments.
 
-    For now this runs ``fn`` on zero-filled core arrays (twice, with different
-    sizes for unknown dimensions, to tell which output dimensions are unknown), as
-    Keras' numpy backend does. It is to answer from core's registry shape and dtype
-    rules instead, without running anything, once core can trace ops abstractly.
+    This runs ``fn`` on concrete core arrays, as Keras' numpy backend does: twice
+    when some input dimension is unknown (sizes 83 and 89; output dimensions that
+    differ are unknown). Inputs are zeros; when ``fn`` fails on zeros (a singular
+    matrix, say) it is run again on identity-like inputs (ones on the diagonal of
+    the last two axes), before the first error is raised.
+
+    Answering from core's registry ``infer`` rules instead, without running
+    anything, needs what core does not have yet: an abstract mode in which
+    ``invoke`` calls ``infer`` and returns data-less arrays, plus a fallback for
+    the kbackend functions that read values (index arrays, sizes, ``int(x)``).
     """
-    with StatelessScope(), SymbolicScope():
 
-        def has_none_shape(x):
-            return isinstance(x, KerasTensor) and None in x.shape
-
-        none_in_shape = any(builtins.map(has_none_shape, tree.flatten((args, kwargs))))
-
-        def concrete(x, fill_value):
-            if isinstance(x, KerasTensor):
-                dims = [fill_value if d is None else d for d in x.shape]
-                return cnp.array(numpy.zeros(dims, dtype=_numpy_dtype(x.dtype)))
+    def concrete(x, size, kind):
+        if not isinstance(x, KerasTensor):
             return x
+        dims = [size if d is None else d for d in x.shape]
+        a = numpy.zeros(dims, dtype=_numpy_dtype(x.dtype))
+        if kind == "eye" and a.size:
+            if a.ndim < 2:
+                a[...] = 1
+            else:
+                k = numpy.arange(builtins.min(a.shape[-2:]))
+                a[..., k, k] = 1
+        return cnp.array(a)
 
-        with _autograd.pause():
-            args_1, kwargs_1 = tree.map_structure(lambda x: concrete(x, 83), (args, kwargs))
-            outputs = fn(*args_1, **kwargs_1)
-            if none_in_shape:
-                args_2, kwargs_2 = tree.map_structure(lambda x: concrete(x, 89),
-                                                      (args, kwargs))
-                outputs_2 = fn(*args_2, **kwargs_2)
-                flat = []
-                for x1, x2 in zip(tree.flatten(outputs), tree.flatten(outputs_2)):
-                    dims = [d1 if d1 == d2 else None for d1, d2 in zip(x1.shape, x2.shape)]
-                    flat.append(KerasTensor(dims, standardize_dtype(x1.dtype)))
-                outputs = tree.pack_sequence_as(outputs, flat)
+    def run(size, kind):
+        args_c, kwargs_c = tree.map_structure(lambda x: concrete(x, size, kind), (args, kwargs))
+        return fn(*args_c, **kwargs_c)
 
-        def to_spec(x):
-            if is_tensor(x):
-                return KerasTensor(x.shape, standardize_dtype(x.dtype))
-            return x
+    def run_any(size):
+        try:
+            return run(size, "zeros")
+        except Exception as first:  # noqa: BLE001 - value-dependent failure: try other values
+            try:
+                return run(size, "eye")
+            except Exception:  # noqa: BLE001
+                raise first from None
 
-        return tree.map_structure(to_spec, outputs)
+    none_in_shape = any(isinstance(x, KerasTensor) and None in x.shape
+                        for x in tree.flatten((args, kwargs)))
+    with StatelessScope(), SymbolicScope(), _autograd.pause(), numpy.errstate(all="ignore"):
+        outputs = run_any(83)
+        if none_in_shape:
+            outputs_2 = run_any(89)
+
+            def merge(x1, x2):
+                if not is_tensor(x1):
+                    return x1
+                dims = [d1 if d1 == d2 else None for d1, d2 in zip(x1.shape, x2.shape)]
+                return KerasTensor(dims, standardize_dtype(x1.dtype))
+
+            outputs = tree.map_structure(merge, outputs, outputs_2)
+
+    def to_spec(x):
+        if is_tensor(x):
+            return KerasTensor(x.shape, standardize_dtype(x.dtype))
+        return x
+
+    return tree.map_structure(to_spec, outputs)
 
 
 def map(f, xs):

@@ -221,6 +221,36 @@ for call, kind, msg in [(lambda: ops.scan(123, 0.0, np.ones(3)), TypeError, "sho
 print("ok")
 '''
 
+MISC = r'''
+import numpy as np, keras
+from keras import ops
+n = ops.convert_to_numpy
+# vectorized_map over nested elements and results
+out = ops.vectorized_map(lambda d: {"a": d["x"] * 2, "b": ops.sum(d["y"])},
+                         {"x": np.ones((3, 2)), "y": np.ones((3, 4))})
+assert n(out["a"]).tolist() == [[2, 2]] * 3 and n(out["b"]).tolist() == [4, 4, 4]
+out = ops.vectorized_map(lambda xs: xs[0] - xs[1], (np.ones((3, 2)), np.zeros((3, 2))))
+assert n(out).shape == (3, 2)
+# shape inference when zeros make the function fail (a singular matrix)
+x = keras.Input((3, 3))
+y = keras.layers.Lambda(lambda t: ops.linalg.inv(t))(x)
+assert y.shape == (None, 3, 3), y.shape
+from keras.src.backend import compute_output_spec
+spec = compute_output_spec(lambda t: (t[:, :2], None, 3), keras.KerasTensor((None, 5, 4)))
+assert spec[0].shape == (None, 2, 4) and spec[1:] == (None, 3), spec
+# Python ints: int32 unless they need int64; a requested dtype they overflow fails
+assert str(ops.convert_to_tensor(3).dtype) == "int32"
+assert str(ops.convert_to_tensor([1, 2**40]).dtype) == "int64"
+try:
+    ops.convert_to_tensor(2**33, dtype="int32")
+except OverflowError as e:
+    assert "does not fit in int32" in str(e)
+else:
+    raise AssertionError("no overflow error")
+assert ops.shape([[1, 2, 3]]) == (1, 3)
+print("ok")
+'''
+
 
 def test_scatter(hook_installed):
     assert check(run_python(SCATTER, "kbackend")).strip() == "ok"
@@ -240,3 +270,7 @@ def test_custom_gradient_and_remat(hook_installed):
 
 def test_scan_errors(hook_installed):
     assert check(run_python(SCAN_ERRORS, "kbackend")).strip() == "ok"
+
+
+def test_vectorized_map_shapes_and_conversion(hook_installed):
+    assert check(run_python(MISC, "kbackend")).strip() == "ok"
