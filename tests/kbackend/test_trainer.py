@@ -210,3 +210,34 @@ def test_mixed_precision_and_unused_weight(hook_installed):
         print("OK")
     """)
     assert "OK" in out
+
+
+def test_loss_tracker_in_place_matches_keras_mean(hook_installed):
+    out = _run("""
+        from kbackend.trainer import update_loss_tracker
+
+        ref, fast = keras.metrics.Mean(), keras.metrics.Mean()
+        for value, n in [(1.5, 128), (2.25, 96), (0.3, 7)]:
+            loss = ops.convert_to_tensor(np.float32(value))
+            ref.update_state(loss, sample_weight=n)
+            update_loss_tracker(fast, loss, n)
+        for a, b in [(ref.total, fast.total), (ref.count, fast.count)]:
+            np.testing.assert_allclose(ops.convert_to_numpy(a), ops.convert_to_numpy(b),
+                                       rtol=1e-6)
+        np.testing.assert_allclose(float(ref.result()), float(fast.result()), rtol=1e-6)
+
+        # Any other tracker (here a Sum) takes Keras' own update_state.
+        other = keras.metrics.Sum()
+        update_loss_tracker(other, ops.convert_to_tensor(np.float32(2.0)), 10)
+        assert float(other.result()) == 20.0
+
+        # fit's loss history is the sample-weighted mean of the batch losses.
+        model = keras.Sequential([keras.Input((4,)), layers.Dense(3, activation="softmax")])
+        model.compile(optimizer=keras.optimizers.SGD(0.0),
+                      loss="sparse_categorical_crossentropy")
+        h = model.fit(x[:100], y[:100], batch_size=32, epochs=1, verbose=0, shuffle=False)
+        ev = model.evaluate(x[:100], y[:100], batch_size=100, verbose=0)
+        np.testing.assert_allclose(h.history["loss"][0], ev, rtol=1e-5)
+        print("ok")
+    """)
+    assert "ok" in out
