@@ -27,7 +27,6 @@ from keras.src.backend.common import dtypes, standardize_dtype
 from keras.src.backend.config import standardize_data_format
 
 from core import np as cnp
-from kbackend import nn as _nn
 from kbackend import random as _random
 from kbackend.core import cast, convert_to_numpy, convert_to_tensor
 
@@ -437,17 +436,21 @@ def _remap_index(idx: np.ndarray, size: int, mode: str) -> np.ndarray:
 
 
 def _interpolate(x, coords, order: int, fill_mode: str, fill_value, out_shape):
-    """Samples ``x`` (float) at ``coords``, one entry per axis of ``x``.
+    """Samples ``x`` (float) at ``coords``, one entry per leading axis of ``x``.
 
     An entry is either a float core array of coordinates or a NumPy integer array
-    (an exact in-range index, e.g. the batch or channel); all broadcast to
-    ``out_shape``. ``order`` 0 takes the pixel at ``floor(c + 0.5)`` (SciPy's
-    rounding, half up); ``order`` 1 blends the two neighbours on each float axis. In
-    ``constant`` mode a neighbour outside the input contributes ``fill_value``.
+    (an exact in-range index, e.g. the batch); all broadcast to ``out_shape``, which
+    has one axis per entry. Axes of ``x`` after the coordinate ones (the channels)
+    are gathered whole: the result has shape ``out_shape + x.shape[len(coords):]``.
+    ``order`` 0 takes the pixel at ``floor(c + 0.5)`` (SciPy's rounding, half up);
+    ``order`` 1 blends the two neighbours on each float axis. In ``constant`` mode a
+    neighbour outside the input contributes ``fill_value``.
     """
     cdtype = standardize_dtype(x.dtype)
-    flat = cnp.reshape(x, (-1,))
-    strides = np.cumprod((1,) + tuple(x.shape[::-1]))[:-1][::-1]
+    lead, trail = tuple(x.shape[:len(coords)]), tuple(x.shape[len(coords):])
+    flat = cnp.reshape(x, (-1,) + trail)
+    strides = np.cumprod((1,) + lead[::-1])[:-1][::-1]
+    expand = (1,) * len(trail)  # aligns per-pixel weights with the channels
     taps = []  # per axis: [(index array, weight or None, exact)]
     for c in coords:
         if isinstance(c, np.ndarray):
@@ -459,14 +462,19 @@ def _interpolate(x, coords, order: int, fill_mode: str, fill_value, out_shape):
             continue
         lower = np.floor(cn)
         upper_w = cast(c - cnp.array(lower.astype(standardize_dtype(c.dtype))), cdtype)
+        upper_w = cnp.reshape(upper_w, tuple(upper_w.shape) + expand)
         lower = lower.astype(np.int64)
         taps.append([(lower, 1.0 - upper_w, False), (lower + 1, upper_w, False)])
+    if fill_mode == "constant":
+        # Out-of-range neighbours index one extra row holding fill_value.
+        fill_row = cnp.full((1,) + trail, float(fill_value), dtype=cdtype)
+        flat = cnp.concatenate([flat, fill_row], axis=0)
     out = None
     for corner in itertools.product(*taps):
         flat_idx = np.zeros((), np.int64)
         valid = np.ones((), bool)
         weight = None
-        for (idx, w, exact), size, stride in zip(corner, x.shape, strides):
+        for (idx, w, exact), size, stride in zip(corner, lead, strides):
             if not exact:
                 if fill_mode == "constant":
                     valid = valid & (idx >= 0) & (idx < size)
@@ -474,10 +482,9 @@ def _interpolate(x, coords, order: int, fill_mode: str, fill_value, out_shape):
             flat_idx = flat_idx + idx * stride
             if w is not None:
                 weight = w if weight is None else weight * w
-        vals = cnp.take(flat, cnp.array(np.broadcast_to(flat_idx, out_shape)))
         if not valid.all():
-            vals = cnp.where(cnp.array(np.broadcast_to(valid, out_shape)), vals,
-                             float(fill_value))
+            flat_idx = np.where(valid, flat_idx, flat.shape[0] - 1)
+        vals = cnp.take(flat, cnp.array(np.broadcast_to(flat_idx, out_shape)), axis=0)
         if weight is not None:
             vals = vals * weight
         out = vals if out is None else out + vals
@@ -553,7 +560,7 @@ def _projective(op, images, transform, order, fill_mode, fill_value, data_format
     """
     dtype = standardize_dtype(images.dtype)
     x, squeeze = _to_nhwc(cast(images, _compute_dtype(dtype)), data_format)
-    batch, height, width, channels = x.shape
+    batch, height, width, _ = x.shape
     # Coordinates in float64: nearest rounding must not flip on float32 noise.
     t = cast(transform, "float64")
     if t.ndim == 1:
@@ -568,14 +575,13 @@ def _projective(op, images, transform, order, fill_mode, fill_value, data_format
     gx = cnp.array(np.arange(width, dtype=np.float64).reshape(1, 1, width))
     gy = cnp.array(np.arange(height, dtype=np.float64).reshape(1, height, 1))
     k = c0 * gx + c1 * gy + 1.0
-    x_in = cnp.expand_dims((a0 * gx + a1 * gy + a2) / k, -1)
-    y_in = cnp.expand_dims((b0 * gx + b1 * gy + b2) / k, -1)
+    x_in = (a0 * gx + a1 * gy + a2) / k
+    y_in = (b0 * gx + b1 * gy + b2) / k
     if t.shape[0] != batch:
-        x_in = cnp.broadcast_to(x_in, (batch, height, width, 1))
-        y_in = cnp.broadcast_to(y_in, (batch, height, width, 1))
-    coords = [np.arange(batch).reshape(-1, 1, 1, 1), y_in, x_in,
-              np.arange(channels).reshape(1, 1, 1, -1)]
-    out = _interpolate(x, coords, order, fill_mode, fill_value, tuple(x.shape))
+        x_in = cnp.broadcast_to(x_in, (batch, height, width))
+        y_in = cnp.broadcast_to(y_in, (batch, height, width))
+    coords = [np.arange(batch).reshape(-1, 1, 1), y_in, x_in]
+    out = _interpolate(x, coords, order, fill_mode, fill_value, (batch, height, width))
     return _restore(_from_nhwc(out, data_format, squeeze), dtype, half_away=True)
 
 
@@ -719,6 +725,20 @@ def _pair(value, name: str, kind):
     return [kind(v) for v in vals]
 
 
+def _taps(padded, weights, axis: int):
+    """Valid correlation of ``padded`` with the 1-D ``weights`` along ``axis``."""
+    n = padded.shape[axis] - len(weights) + 1
+    out = None
+    for t, w in enumerate(weights):
+        if w == 0:
+            continue
+        key = [slice(None)] * padded.ndim
+        key[axis] = slice(t, t + n)
+        term = padded[tuple(key)] * float(w)
+        out = term if out is None else out + term
+    return out
+
+
 def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0),
                   data_format: str | None = None):
     """Blurs images with a Gaussian kernel (zero padding, "same" output size).
@@ -744,15 +764,15 @@ def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0),
     sg = _pair(sigma, "sigma", float)
     if min(ks) < 1:
         raise ValueError(f"gaussian_blur: kernel_size must be positive; got {ks}")
-    kernel = np.outer(_gaussian_kernel1d(ks[1], sg[1]), _gaussian_kernel1d(ks[0], sg[0]))
     dtype = standardize_dtype(images.dtype)
-    cdtype = _compute_dtype(dtype)
-    x, squeeze = _to_nhwc(cast(images, cdtype), data_format)
-    channels = x.shape[-1]
-    kernel = np.tile(kernel[:, :, None, None], (1, 1, channels, 1)).astype(cdtype)
-    out = _nn.depthwise_conv(x, cnp.array(kernel), strides=1, padding="same",
-                             data_format="channels_last")
-    return _restore(_from_nhwc(out, data_format, squeeze), dtype)
+    x, squeeze = _to_nhwc(cast(images, _compute_dtype(dtype)), data_format)
+    # The kernel is an outer product: correlate along the height, then the width.
+    for axis, size, std in ((1, ks[1], sg[1]), (2, ks[0], sg[0])):
+        before = (size - 1) // 2  # "same" zero padding, the extra pixel after
+        pads = [(0, 0)] * 4
+        pads[axis] = (before, size - 1 - before)
+        x = _taps(cnp.pad(x, tuple(pads)), _gaussian_kernel1d(size, std), axis)
+    return _restore(_from_nhwc(x, data_format, squeeze), dtype)
 
 
 def elastic_transform(images, alpha: float = 20.0, sigma: float = 5.0,
@@ -789,23 +809,19 @@ def elastic_transform(images, alpha: float = 20.0, sigma: float = 5.0,
     sigma = float(convert_to_numpy(sigma))
     dtype = standardize_dtype(images.dtype)
     x, squeeze = _to_nhwc(cast(images, _compute_dtype(dtype)), data_format)
-    batch, height, width, channels = x.shape
+    batch, height, width, _ = x.shape
     size = int(6 * sigma) | 1
     # dx and dy as the two channels of one blurred noise image.
     noise = _random.normal((batch, height, width, 2), dtype="float32", seed=seed) * sigma
     field = gaussian_blur(noise, (size, size), (sigma, sigma), "channels_last")
     field = cast(field, "float64") * alpha
-    dx, dy = cnp.split(field, 2, axis=-1)
-    gx = cnp.array(np.arange(width, dtype=np.float64).reshape(1, 1, width, 1))
-    gy = cnp.array(np.arange(height, dtype=np.float64).reshape(1, height, 1, 1))
-    coords = [np.arange(batch).reshape(-1, 1, 1, 1), gy + dy, gx + dx,
-              np.arange(channels).reshape(1, 1, 1, -1)]
+    dx, dy = [cnp.squeeze(d, -1) for d in cnp.split(field, 2, axis=-1)]
+    gx = cnp.array(np.arange(width, dtype=np.float64).reshape(1, 1, width))
+    gy = cnp.array(np.arange(height, dtype=np.float64).reshape(1, height, 1))
+    coords = [np.arange(batch).reshape(-1, 1, 1), gy + dy, gx + dx]
     out = _interpolate(x, coords, AFFINE_TRANSFORM_INTERPOLATIONS[interpolation], fill_mode,
-                       fill_value, tuple(x.shape))
+                       fill_value, (batch, height, width))
     return _restore(_from_nhwc(out, data_format, squeeze), dtype, half_away=True)
-
-
-_SOBEL_Y = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], dtype=np.float64)
 
 
 def sobel_edges(images, data_format: str | None = None):
@@ -828,13 +844,11 @@ def sobel_edges(images, data_format: str | None = None):
     dtype = standardize_dtype(images.dtype)
     cdtype = _compute_dtype(dtype)
     x, _ = _to_nhwc(cast(images, cdtype), data_format)
-    batch, height, width, channels = x.shape
     x = cnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
-    pair = np.stack([_SOBEL_Y, _SOBEL_Y.T], axis=-1)  # (3, 3, 2): dy then dx
-    kernel = np.tile(pair[:, :, None, :], (1, 1, channels, 1)).astype(cdtype)
-    out = _nn.depthwise_conv(x, cnp.array(kernel), strides=1, padding="valid",
-                             data_format="channels_last")
-    out = cnp.reshape(out, (batch, height, width, channels, 2))
+    # Sobel kernels are separable: [-1, 0, 1] across, [1, 2, 1] along the other axis.
+    dy = _taps(_taps(x, (1.0, 2.0, 1.0), 2), (-1.0, 0.0, 1.0), 1)
+    dx = _taps(_taps(x, (1.0, 2.0, 1.0), 1), (-1.0, 0.0, 1.0), 2)
+    out = cnp.stack([dy, dx], axis=-1)
     if data_format == "channels_first":
         out = cnp.transpose(out, (0, 3, 1, 2, 4))
     return _restore(out, dtype)
