@@ -49,7 +49,8 @@ close(ops.image.rgb_to_grayscale(np.moveaxis(x, -1, 1), data_format="channels_fi
       (x @ w)[:, None])
 close(ops.image.rgb_to_grayscale(x[0]), (x[0] @ w)[..., None])
 u8 = (x * 255).astype("uint8")
-close(ops.image.rgb_to_grayscale(u8), np.rint(u8.astype("float32") @ w)[..., None].astype("uint8"), 0)
+close(ops.image.rgb_to_grayscale(u8),
+      np.rint(u8.astype("float32") @ w)[..., None].astype("uint8"), 0)
 close(ops.image.rgb_to_grayscale(x[..., :1]), x[..., :1])
 hsv = np.array([[rgb_to_hsv(*p) for p in row] for row in x[0]], "float32")
 close(ops.image.rgb_to_hsv(x[0]), hsv, 1e-5)
@@ -70,7 +71,8 @@ g = grad(lambda t: ops.sum(ops.image.hsv_to_rgb(t) * G), x64)
 num = np.zeros_like(x64)
 for i in np.ndindex(*x64.shape):
     e = np.zeros_like(x64); e[i] = 1e-6
-    num[i] = ((n(ops.image.hsv_to_rgb(x64 + e)) - n(ops.image.hsv_to_rgb(x64 - e))) * G).sum() / 2e-6
+    diff = n(ops.image.hsv_to_rgb(x64 + e)) - n(ops.image.hsv_to_rgb(x64 - e))
+    num[i] = (diff * G).sum() / 2e-6
 np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-5)
 raises(lambda: ops.image.rgb_to_hsv(u8), "rgb_to_hsv", "float dtype", "uint8")
 raises(lambda: ops.image.rgb_to_grayscale(x[0, 0]), "rgb_to_grayscale", "rank")
@@ -142,7 +144,8 @@ close(ops.image.scale_and_translate(img, (5, 5), sc, -(sc / 2 - 0.5), (0, 1), "l
                 [4.5, 5, 5.5, 6, 6.5], [6, 6.5, 7, 7.5, 8]], "float32"), 1e-5)
 row = rng.random((1, 6)).astype("float32")
 close(ops.image.scale_and_translate(row, (1, 6), np.array([1.0]), np.array([2.0]), (1,),
-                                    "cubic"), np.concatenate([[[0, 0]], row[:, :4]], 1).astype("float32"), 1e-5)
+                                    "cubic"),
+      np.concatenate([[[0, 0]], row[:, :4]], 1).astype("float32"), 1e-5)
 check_linear_grad(lambda t: ops.image.scale_and_translate(
     t, (3, 4), np.array([0.7, 1.4]), np.array([0.2, -0.3]), (0, 1), "lanczos3"), (4, 3))
 raises(lambda: ops.image.scale_and_translate(img, (5, 5), sc, sc, (0, 1), "box"), "method")
@@ -209,6 +212,15 @@ close(ops.image.affine_transform(x[0], t[1]), affine_ref(x[:1], t[1:], 1, "const
 close(ops.image.affine_transform(x, np.array([1, 0, 0, 0, 1, 0, 0, 0], "float32")), x, 1e-6)
 check_linear_grad(lambda v: ops.image.affine_transform(v, t[:1], fill_mode="reflect"), (1, 3, 4, 2))
 raises(lambda: ops.image.affine_transform(x, t[:, :6]), "affine_transform", "(2, 6)")
+# Bilinear warps are differentiable in the transform too (central differences; the
+# coordinates stay 0.007 away from integers, where the interpolation has kinks).
+img64 = rng.random((5, 6, 2))
+t64 = np.array([0.91, 0.137, 0.331, -0.093, 1.047, 0.4517, 0.013, 0.021])
+G = rng.standard_normal((5, 6, 2))
+f = lambda tt: (n(ops.image.affine_transform(img64, tt, fill_mode="nearest")) * G).sum()
+g = grad(lambda tt: ops.sum(ops.image.affine_transform(img64, tt, fill_mode="nearest") * G), t64)
+num = np.array([(f(t64 + e) - f(t64 - e)) / 2e-7 for e in np.eye(8) * 1e-7])
+np.testing.assert_allclose(g, num, rtol=1e-4, atol=1e-4)
 
 # perspective_transform / compute_homography_matrix
 start = rng.uniform(0, 6, (2, 4, 2)).astype("float32")
@@ -224,8 +236,10 @@ for b in range(2):
 close(ops.image.perspective_transform(x, start, end, fill_value=0.5),
       affine_ref(x, h, 1, "constant", 0.5), 1e-4)
 close(ops.image.perspective_transform(x, start, start), x, 1e-4)
+check_linear_grad(lambda v: ops.image.perspective_transform(v, start[:1], end[:1]), (6, 7, 1))
 raises(lambda: ops.image.perspective_transform(x, start[:, :3], end[:, :3]), "start_points")
-raises(lambda: keras.src.backend.image.compute_homography_matrix(np.zeros((4, 2)), np.zeros((4, 2))),
+homography = keras.src.backend.image.compute_homography_matrix
+raises(lambda: homography(np.zeros((4, 2)), np.zeros((4, 2))),
        "compute_homography_matrix", "degenerate")
 print("warp ok")
 '''
@@ -249,13 +263,15 @@ assert ops.image.gaussian_blur(x.astype("bfloat16")).dtype == "bfloat16"
 raises(lambda: ops.image.gaussian_blur(x[0, 0]), "gaussian_blur", "rank")
 
 # sobel_edges: tf.image.sobel_edges (reflect padding) is SciPy's sobel in "mirror" mode.
-want = np.stack([np.stack([np.stack([ndi.sobel(x[b, ..., c].astype("float64"), axis=a, mode="mirror")
-                                     for a in (0, 1)], -1) for c in range(3)], 2)
+def sobel_ref(img):
+    return np.stack([ndi.sobel(img.astype("float64"), axis=a, mode="mirror") for a in (0, 1)], -1)
+want = np.stack([np.stack([sobel_ref(x[b, ..., c]) for c in range(3)], 2)
                  for b in range(2)]).astype("float32")
 close(ops.image.sobel_edges(x), want, 1e-5)
 close(ops.image.sobel_edges(np.moveaxis(x, -1, 1), data_format="channels_first"),
       np.moveaxis(want, 3, 1), 1e-5)
-close(ops.image.sobel_edges(np.full((1, 5, 5, 1), 0.5, "float32")), np.zeros((1, 5, 5, 1, 2), "float32"))
+close(ops.image.sobel_edges(np.full((1, 5, 5, 1), 0.5, "float32")),
+      np.zeros((1, 5, 5, 1, 2), "float32"))
 check_linear_grad(lambda t: ops.image.sobel_edges(t), (1, 3, 4, 1))
 raises(lambda: ops.image.sobel_edges(x[0]), "sobel_edges", "rank 4")
 
