@@ -1,17 +1,20 @@
 """Keras backend ``nn``: activations, convolutions, losses, ... on core's operators.
 
-Activations, pooling, convolutions, one-hot encodings, losses and
-normalization delegate to ``core.nd``/``core.np`` so gradients flow; the rest of
-Keras' nn interface (``_NOT_YET``) raises NotImplementedError naming the function.
+Activations, pooling, convolutions, one-hot encodings, losses, normalization and
+attention delegate to ``core.nd``/``core.np`` so gradients flow. ``ctc_decode``, which
+has no gradient, runs in NumPy on the host.
 """
 from __future__ import annotations
 
+import math as _math
+
+import numpy
 from keras.src.backend import config
 from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import nd
-from kbackend._missing import add_stubs
-from kbackend.core import cast, convert_to_tensor
+from core import np as cnp
+from kbackend.core import _numpy_dtype, cast, convert_to_numpy, convert_to_tensor
 
 
 def _float(x):
@@ -26,8 +29,14 @@ def relu(x):
     return nd.relu(_float(x))
 
 
+def _sigmoid(x):
+    # core's sigmoid gives float32 for bfloat16 (ml_dtypes scalar promotion): keep x's.
+    y = nd.sigmoid(x)
+    return y if y.dtype == x.dtype else cast(y, standardize_dtype(x.dtype))
+
+
 def sigmoid(x):
-    return nd.sigmoid(_float(x))
+    return _sigmoid(_float(x))
 
 
 def _axes(x, axis):
@@ -52,12 +61,6 @@ def log_softmax(x, axis=-1):
         return nd.log_softmax(x, axis=axes[0])
     shifted = x - x.max(axis=tuple(axes), keepdims=True)
     return shifted - shifted.exp().sum(axis=tuple(axes), keepdims=True).log()
-
-
-
-import math as _math
-
-from core import np as cnp
 
 
 def _c(x, v):
@@ -173,7 +176,7 @@ def glu(x, axis=-1):
         raise ValueError("axis size must be divisible by 2. "
                          f"Received: x.shape={x.shape} with axis={axis}")
     a, b = cnp.split(x, 2, axis=axis)
-    return a * nd.sigmoid(b)
+    return a * _sigmoid(b)
 
 
 # ---------------------------------------------------------------- pooling / conv
@@ -437,7 +440,7 @@ def binary_crossentropy(target, output, from_logits=False):
             f"target.shape={target.shape}, output.shape={output.shape}")
     target = cast(target, output.dtype)
     if from_logits:
-        output = nd.sigmoid(output)
+        output = _sigmoid(output)
     eps = _epsilon()
     output = cnp.clip(output, eps, 1.0 - eps)
     one = _c(output, 1.0)
@@ -450,6 +453,8 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
     logits, ``target`` (batch, max_label_length), ``mask_index`` the blank class."""
     target = cast(convert_to_tensor(target), "int32")
     output = _float(output)
+    if standardize_dtype(output.dtype) in ("float16", "bfloat16"):
+        output = cast(output, "float32")     # Keras' backends return float32 for these
     target_length = cast(convert_to_tensor(target_length), "int32")
     output_length = cast(convert_to_tensor(output_length), "int32")
     c = output.shape[-1]
@@ -580,6 +585,17 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
             f"query.shape={query.shape}, key.shape={key.shape}, value.shape={value.shape}.")
     dtype = dtypes.result_type(query.dtype, key.dtype, value.dtype)
     query, key, value = cast(query, dtype), cast(key, dtype), cast(value, dtype)
+    num_heads, kv_heads = query.shape[2], key.shape[2]
+    if kv_heads != num_heads:
+        # Grouped-query attention: query head n attends with key/value head n // group.
+        if kv_heads == 0 or num_heads % kv_heads or value.shape[2] != kv_heads:
+            raise ValueError(
+                "dot_product_attention: the number of query heads must be a multiple of "
+                f"the number of key/value heads. Received: query.shape={query.shape}, "
+                f"key.shape={key.shape}, value.shape={value.shape}.")
+        group = num_heads // kv_heads
+        key = cnp.repeat(key, group, axis=2)
+        value = cnp.repeat(value, group, axis=2)
     head_dim = key.shape[-1]
     scale = (1.0 / _math.sqrt(head_dim)) if scale is None else scale
     logits_dtype = dtypes.result_type(dtype, "float32")
@@ -659,5 +675,168 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
                           lambda v, ax: cnp.max(v, axis=ax))
 
 
-_NOT_YET = ["ctc_decode"]
-add_stubs(globals(), "nn", _NOT_YET)
+# ---------------------------------------------------------------- CTC decoding
+def _ctc_greedy(logits, lengths, merge_repeated, blank):
+    """Best class per frame; repeats merged, blanks dropped, labels packed to the left."""
+    batch, steps, _ = logits.shape
+    best = logits.argmax(axis=-1)
+    score = logits.max(axis=-1)
+    past_end = numpy.arange(steps)[None, :] >= lengths[:, None]
+    best = numpy.where(past_end, blank, best)
+    score = numpy.where(past_end, 0.0, score)
+    if merge_repeated:
+        repeat = numpy.zeros_like(past_end)
+        repeat[:, 1:] = best[:, 1:] == best[:, :-1]
+        best = numpy.where(repeat, blank, best)
+    keep = best != blank
+    decoded = numpy.full((batch, steps), -1, dtype=numpy.int32)
+    # Stable sort on "not kept" moves the kept labels to the front, in order.
+    order = numpy.argsort(~keep, axis=1, kind="stable")
+    packed = numpy.take_along_axis(best, order, axis=1)
+    filled = numpy.take_along_axis(keep, order, axis=1)
+    decoded[filled] = packed[filled]
+    return decoded[None], -score.sum(axis=1, keepdims=True)
+
+
+def _prefix_key(path, num_classes):
+    """Tie-break among equal scores as Keras' jax backend does: the path whose labels,
+    read as ``num_classes - 1 - label``, sort later comes first."""
+    return tuple(num_classes - 1 - c for c in path)
+
+
+def _best(scores, tie_key, count):
+    """Indices of the ``count`` best finite ``scores``, best first (ties: larger
+    ``tie_key(index)`` first)."""
+    finite = numpy.flatnonzero(scores > -numpy.inf)
+    if len(finite) > count:
+        cut = numpy.partition(scores[finite], len(finite) - count)[len(finite) - count]
+        finite = finite[scores[finite] >= cut]
+    return sorted(finite.tolist(), reverse=True,
+                  key=lambda i: (scores[i], tie_key(i)))[:count]
+
+
+def _ctc_beam_one(logp, length, beam_width, top_paths, blank):
+    """CTC prefix beam search on one (time, classes) array of log-probabilities.
+
+    Each beam entry is a label sequence with two log-scores: ending in a label
+    (``emit``) or in a blank (``gap``). Per frame, a prefix can stay as it is (a blank,
+    or its last label again) or grow by one label; prefixes reached two ways are merged
+    by log-add, and the ``beam_width`` most probable are kept.
+    """
+    steps, num_classes = logp.shape
+    labels = [c for c in range(num_classes) if c != blank]
+    paths = [()] + [(c,) for c in labels]
+    emit = numpy.array([-numpy.inf] + [logp[0, c] for c in labels])
+    gap = numpy.full(len(paths), -numpy.inf)
+    gap[0] = logp[0, blank]
+    # On the first frame, ties go to the lower class (the blank included).
+    first = [blank] + labels
+    keep = _best(numpy.logaddexp(emit, gap), lambda i: -first[i], beam_width)
+    paths = [paths[i] for i in keep]
+    emit, gap = emit[keep], gap[keep]
+    classes = numpy.arange(num_classes)
+    for t in range(1, min(int(length), steps)):
+        x = logp[t]
+        total = numpy.logaddexp(emit, gap)
+        tails = numpy.array([p[-1] if p else -1 for p in paths])
+        stay_gap = total + x[blank]
+        stay_emit = numpy.where(tails >= 0, emit + x[numpy.maximum(tails, 0)], -numpy.inf)
+        # Growing by the label a prefix ends with needs a blank in between.
+        grow = numpy.where(tails[:, None] == classes[None, :], gap[:, None],
+                           total[:, None]) + x[None, :]
+        grow[:, blank] = -numpy.inf
+        # A grown prefix that is already in the beam merges into that entry.
+        where = {p: i for i, p in enumerate(paths)}
+        for j, p in enumerate(paths):
+            i = where.get(p[:-1]) if p else None
+            if i is not None:
+                stay_emit[j] = numpy.logaddexp(stay_emit[j], grow[i, p[-1]])
+                grow[i, p[-1]] = -numpy.inf
+        n = len(paths)
+        grow = grow.ravel()
+        scores = numpy.concatenate([numpy.logaddexp(stay_emit, stay_gap), grow])
+
+        def path_of(k):
+            return paths[k] if k < n else paths[(k - n) // num_classes] + (
+                (k - n) % num_classes,)
+
+        keep = _best(scores, lambda k: _prefix_key(path_of(k), num_classes), beam_width)
+        new_emit = numpy.concatenate([stay_emit, grow])[keep]
+        new_gap = numpy.concatenate([stay_gap, numpy.full(grow.shape, -numpy.inf)])[keep]
+        paths = [path_of(k) for k in keep]
+        emit, gap = new_emit, new_gap
+    total = numpy.logaddexp(emit, gap)
+    order = _best(total, lambda i: _prefix_key(paths[i], num_classes), top_paths)
+    return [paths[i] for i in order], total[order]
+
+
+def _ctc_beam_search(logits, lengths, beam_width, top_paths, blank):
+    batch, steps, _ = logits.shape
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    logp = shifted - numpy.log(numpy.exp(shifted).sum(axis=-1, keepdims=True))
+    decoded = numpy.full((top_paths, batch, steps), -1, dtype=numpy.int32)
+    scores = numpy.full((batch, top_paths), -numpy.inf)
+    for b in range(batch):
+        found, found_scores = _ctc_beam_one(logp[b], lengths[b], beam_width, top_paths,
+                                            blank)
+        for k, path in enumerate(found):
+            decoded[k, b, :len(path)] = path
+        scores[b, :len(found)] = found_scores
+    return decoded, scores
+
+
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
+               merge_repeated=True, mask_index=0):
+    """Decodes the output of a CTC model (not differentiable).
+
+    Args:
+        inputs: Logits of shape ``(batch, max_length, num_classes)``.
+        sequence_lengths: ``(batch,)`` number of valid frames of each sequence.
+        strategy: ``"greedy"`` (best class per frame) or ``"beam_search"`` (CTC prefix
+            beam search on the log-softmax of ``inputs``).
+        beam_width: Prefixes kept per frame in beam search.
+        top_paths: Number of decoded sequences returned per batch entry (beam search).
+        merge_repeated: Greedy only: merge repeated labels (beam search always does).
+        mask_index: The blank class (``None``: the last class).
+
+    Returns:
+        ``(decoded, scores)``: int32 ``decoded`` of shape ``(top_paths, batch,
+        max_length)`` (1 path for greedy), padded with -1; ``scores`` of shape
+        ``(batch, top_paths)``: the negated sum of the best logits (greedy) or the log
+        probability of each path (beam search).
+
+    Example:
+        >>> decoded, scores = ctc_decode(numpy.log([[[.1, .9], [.9, .1]]]), [2])
+    """
+    if strategy not in ("greedy", "beam_search"):
+        raise ValueError(f"Invalid strategy {strategy}. Supported values are 'greedy' "
+                         "and 'beam_search'.")
+    inputs = convert_to_tensor(inputs)
+    dtype = dtypes.result_type(inputs.dtype, "float32")
+    if inputs.ndim != 3:
+        raise ValueError(
+            "ctc_decode: `inputs` must have shape (batch_size, max_length, num_classes). "
+            f"Received: inputs.shape={inputs.shape}")
+    batch, _, num_classes = inputs.shape
+    logits = convert_to_numpy(cast(inputs, dtype)).astype(numpy.float64)
+    lengths = convert_to_numpy(convert_to_tensor(sequence_lengths)).astype(numpy.int64)
+    if lengths.shape != (batch,):
+        raise ValueError(
+            "ctc_decode: `sequence_lengths` must have shape (batch_size,). Received: "
+            f"sequence_lengths.shape={lengths.shape}, inputs.shape={inputs.shape}")
+    blank = num_classes - 1 if mask_index is None else int(mask_index)
+    if not -num_classes <= blank < num_classes:
+        raise ValueError(f"ctc_decode: mask_index={mask_index} is out of range for "
+                         f"{num_classes} classes (inputs.shape={inputs.shape})")
+    blank %= num_classes
+    if strategy == "greedy":
+        decoded, scores = _ctc_greedy(logits, lengths, merge_repeated, blank)
+    else:
+        if int(beam_width) < 1 or int(top_paths) < 1 or int(top_paths) > int(beam_width):
+            raise ValueError(
+                "ctc_decode: need 1 <= top_paths <= beam_width. Received: "
+                f"beam_width={beam_width}, top_paths={top_paths}")
+        decoded, scores = _ctc_beam_search(logits, lengths, int(beam_width),
+                                           int(top_paths), blank)
+    return convert_to_tensor(decoded, "int32"), convert_to_tensor(scores.astype(
+        _numpy_dtype(dtype)), dtype)

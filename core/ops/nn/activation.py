@@ -45,12 +45,15 @@ def _wide(x):
 
 def _arrays(fwd):
     """Run ``fwd`` on 0-d inputs as shape (1,): NumPy turns 0-d results into scalars, which
-    the in-place steps (``out=``) cannot write to."""
+    the in-place steps (``out=``) cannot write to. The result keeps ``x``'s dtype:
+    ml_dtypes' bfloat16 times a Python float gives float32 in NumPy."""
     def run(xp, x, *args, **kw):
         if x.ndim == 0:
-            return fwd(xp, x.reshape(1), *[a.reshape(1) if hasattr(a, "reshape") else a
-                                           for a in args], **kw).reshape(())
-        return fwd(xp, x, *args, **kw)
+            y = fwd(xp, x.reshape(1), *[a.reshape(1) if hasattr(a, "reshape") else a
+                                        for a in args], **kw).reshape(())
+        else:
+            y = fwd(xp, x, *args, **kw)
+        return y if y.dtype == x.dtype else y.astype(x.dtype)
 
     run.__name__ = fwd.__name__
     return run
