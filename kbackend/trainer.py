@@ -10,7 +10,9 @@ Data comes from Keras' own ``EpochIterator`` (NumPy batches); callbacks, the
 History and Keras' progress bar are Keras' own.
 
 ``jit_compile=True`` is accepted and is a documented no-op for now: steps run
-eagerly until core's graph mode can run them. ``steps_per_execution`` must be 1.
+eagerly until core's graph mode can run them. With ``steps_per_execution=N`` the
+step functions run the N batches Keras' ``EpochIterator`` hands them one after the
+other (callbacks see the logs of the last one, as on Keras' other backends).
 
 A custom ``train_step`` does what :meth:`KBackendTrainer.train_step` does (import
 ``kbackend.trainer`` after ``keras``)::
@@ -162,46 +164,51 @@ class KBackendTrainer(base_trainer.Trainer):
         return self(x)
 
     # ------------------------------------------------------------------ step functions
-    def _check_steps_per_execution(self):
-        if self.steps_per_execution > 1:
-            raise ValueError(
-                "`steps_per_execution` must be 1 with the kbackend backend. "
-                f"Received: steps_per_execution={self.steps_per_execution}")
-
+    # Each function takes what Keras' EpochIterator yields: a list of up to
+    # ``steps_per_execution`` batches, run one after the other (eagerly: jit_compile=True
+    # is a no-op until core's graph mode can run the steps).
     def make_train_function(self, force=False):
         if self.train_function is not None and not force:
             return self.train_function
-        self._check_steps_per_execution()
 
-        def one_step_on_data(data):
-            return self.train_step(data[0])
+        def steps_on_data(data):
+            logs = None
+            for batch in data:
+                logs = self.train_step(batch)
+            return logs
 
-        # jit_compile=True: a no-op until core's graph mode can run the step.
-        self.train_function = one_step_on_data
+        self.train_function = steps_on_data
         return self.train_function
 
     def make_test_function(self, force=False):
         if self.test_function is not None and not force:
             return self.test_function
-        self._check_steps_per_execution()
 
-        def one_step_on_data(data):
+        def steps_on_data(data):
+            logs = None
             with _autograd.pause():
-                return self.test_step(data[0])
+                for batch in data:
+                    logs = self.test_step(batch)
+            return logs
 
-        self.test_function = one_step_on_data
+        self.test_function = steps_on_data
         return self.test_function
 
     def make_predict_function(self, force=False):
         if self.predict_function is not None and not force:
             return self.predict_function
-        self._check_steps_per_execution()
 
-        def one_step_on_data(data):
+        def concat(a, b):
+            return backend.numpy.concatenate([a, b], axis=0)
+
+        def steps_on_data(data):
             with _autograd.pause():
-                return self.predict_step(data[0])
+                outputs = self.predict_step(data[0])
+                for batch in data[1:]:
+                    outputs = tree.map_structure(concat, outputs, self.predict_step(batch))
+            return outputs
 
-        self.predict_function = one_step_on_data
+        self.predict_function = steps_on_data
         return self.predict_function
 
     # ------------------------------------------------------------------ loops
