@@ -405,6 +405,8 @@ def scale_and_translate(images, output_shape, scale, translation, spatial_dims, 
         raise ValueError(
             f"scale_and_translate: scale (shape {scale.shape}) and translation (shape "
             f"{translation.shape}) need one entry per spatial dim {tuple(spatial_dims)}")
+    if not np.all(np.isfinite(scale)) or np.any(scale == 0):
+        raise ValueError(f"scale_and_translate: scale must be finite and nonzero; got {scale}")
     for d in range(images.ndim):
         if d not in spatial_dims and output_shape[d] != images.shape[d]:
             raise ValueError(
