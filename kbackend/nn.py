@@ -698,21 +698,54 @@ def _ctc_greedy(logits, lengths, merge_repeated, blank):
     return decoded[None], -score.sum(axis=1, keepdims=True)
 
 
-def _prefix_key(path, num_classes):
-    """Tie-break among equal scores as Keras' jax backend does: the path whose labels,
-    read as ``num_classes - 1 - label``, sort later comes first."""
-    return tuple(num_classes - 1 - c for c in path)
-
-
 def _best(scores, tie_key, count):
-    """Indices of the ``count`` best finite ``scores``, best first (ties: larger
-    ``tie_key(index)`` first)."""
+    """Indices of the ``count`` best finite ``scores``, best first; equal scores are
+    ordered by ``tie_key(index)``, larger first."""
     finite = numpy.flatnonzero(scores > -numpy.inf)
     if len(finite) > count:
         cut = numpy.partition(scores[finite], len(finite) - count)[len(finite) - count]
         finite = finite[scores[finite] >= cut]
-    return sorted(finite.tolist(), reverse=True,
-                  key=lambda i: (scores[i], tie_key(i)))[:count]
+    order = finite[numpy.argsort(-scores[finite], kind="stable")]
+    ranked = scores[order]
+    if not (ranked[1:] == ranked[:-1]).any():
+        return order[:count].tolist()
+    out = []
+    for value in numpy.unique(ranked)[::-1]:
+        out.extend(sorted(order[ranked == value].tolist(), key=tie_key, reverse=True))
+        if len(out) >= count:
+            break
+    return out[:count]
+
+
+class _Prefixes:
+    """Label sequences as nodes of a prefix tree (0 is the empty sequence), so a beam
+    holds integers and a prefix's parent and last label are one lookup away."""
+
+    def __init__(self):
+        self.parent = [-1]
+        self.last = [-1]
+        self.children: dict = {}
+
+    def child(self, node, label):
+        key = (node, label)
+        found = self.children.get(key)
+        if found is None:
+            found = self.children[key] = len(self.parent)
+            self.parent.append(node)
+            self.last.append(label)
+        return found
+
+    def labels(self, node):
+        out = []
+        while node > 0:
+            out.append(self.last[node])
+            node = self.parent[node]
+        return tuple(reversed(out))
+
+    def tie_key(self, node, num_classes):
+        """Keras' jax backend breaks ties by the path whose labels, read as
+        ``num_classes - 1 - label``, sort later."""
+        return tuple(num_classes - 1 - c for c in self.labels(node))
 
 
 def _ctc_beam_one(logp, length, beam_width, top_paths, blank):
@@ -724,21 +757,21 @@ def _ctc_beam_one(logp, length, beam_width, top_paths, blank):
     by log-add, and the ``beam_width`` most probable are kept.
     """
     steps, num_classes = logp.shape
+    tree = _Prefixes()
     labels = [c for c in range(num_classes) if c != blank]
-    paths = [()] + [(c,) for c in labels]
+    nodes = numpy.array([0] + [tree.child(0, c) for c in labels])
     emit = numpy.array([-numpy.inf] + [logp[0, c] for c in labels])
-    gap = numpy.full(len(paths), -numpy.inf)
+    gap = numpy.full(len(nodes), -numpy.inf)
     gap[0] = logp[0, blank]
     # On the first frame, ties go to the lower class (the blank included).
     first = [blank] + labels
     keep = _best(numpy.logaddexp(emit, gap), lambda i: -first[i], beam_width)
-    paths = [paths[i] for i in keep]
-    emit, gap = emit[keep], gap[keep]
+    nodes, emit, gap = nodes[keep], emit[keep], gap[keep]
     classes = numpy.arange(num_classes)
     for t in range(1, min(int(length), steps)):
         x = logp[t]
         total = numpy.logaddexp(emit, gap)
-        tails = numpy.array([p[-1] if p else -1 for p in paths])
+        tails = numpy.array([tree.last[v] for v in nodes])
         stay_gap = total + x[blank]
         stay_emit = numpy.where(tails >= 0, emit + x[numpy.maximum(tails, 0)], -numpy.inf)
         # Growing by the label a prefix ends with needs a blank in between.
@@ -746,28 +779,28 @@ def _ctc_beam_one(logp, length, beam_width, top_paths, blank):
                            total[:, None]) + x[None, :]
         grow[:, blank] = -numpy.inf
         # A grown prefix that is already in the beam merges into that entry.
-        where = {p: i for i, p in enumerate(paths)}
-        for j, p in enumerate(paths):
-            i = where.get(p[:-1]) if p else None
-            if i is not None:
-                stay_emit[j] = numpy.logaddexp(stay_emit[j], grow[i, p[-1]])
-                grow[i, p[-1]] = -numpy.inf
-        n = len(paths)
+        where = {v: i for i, v in enumerate(nodes.tolist())}
+        for j, v in enumerate(nodes.tolist()):
+            i = where.get(tree.parent[v])
+            if v and i is not None:
+                stay_emit[j] = numpy.logaddexp(stay_emit[j], grow[i, tree.last[v]])
+                grow[i, tree.last[v]] = -numpy.inf
+        n = len(nodes)
         grow = grow.ravel()
         scores = numpy.concatenate([numpy.logaddexp(stay_emit, stay_gap), grow])
 
-        def path_of(k):
-            return paths[k] if k < n else paths[(k - n) // num_classes] + (
-                (k - n) % num_classes,)
+        def node_of(k):
+            if k < n:
+                return int(nodes[k])
+            return tree.child(int(nodes[(k - n) // num_classes]), (k - n) % num_classes)
 
-        keep = _best(scores, lambda k: _prefix_key(path_of(k), num_classes), beam_width)
-        new_emit = numpy.concatenate([stay_emit, grow])[keep]
-        new_gap = numpy.concatenate([stay_gap, numpy.full(grow.shape, -numpy.inf)])[keep]
-        paths = [path_of(k) for k in keep]
-        emit, gap = new_emit, new_gap
+        keep = _best(scores, lambda k: tree.tie_key(node_of(k), num_classes), beam_width)
+        emit = numpy.concatenate([stay_emit, grow])[keep]
+        gap = numpy.concatenate([stay_gap, numpy.full(grow.shape, -numpy.inf)])[keep]
+        nodes = numpy.array([node_of(k) for k in keep], dtype=numpy.int64)
     total = numpy.logaddexp(emit, gap)
-    order = _best(total, lambda i: _prefix_key(paths[i], num_classes), top_paths)
-    return [paths[i] for i in order], total[order]
+    order = _best(total, lambda i: tree.tie_key(int(nodes[i]), num_classes), top_paths)
+    return [tree.labels(int(nodes[i])) for i in order], total[order]
 
 
 def _ctc_beam_search(logits, lengths, beam_width, top_paths, blank):
