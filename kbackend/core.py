@@ -66,9 +66,10 @@ class Variable(KerasVariable):
     def _convert_to_tensor(self, value, dtype=None):
         return convert_to_tensor(value, dtype=dtype)
 
-    def __array__(self, dtype=None):
+    def __array__(self, dtype=None, copy=None):
+        # asnumpy() is already a copy, so any `copy` request is met.
         out = self.value.asnumpy()
-        return out if dtype is None else out.astype(dtype)
+        return out if dtype is None else out.astype(dtype, copy=False)
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
@@ -285,7 +286,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         return cnp.stack([convert_to_tensor(v) for v in items])
 
     if not ys:
-        return carry, None
+        return carry, _empty_scan_outputs(f, init, xs, xs_flat)
     if tree.is_nested(ys[0]) or isinstance(ys[0], (list, tuple, dict)):
         if not tree.flatten(ys[0]):
             return carry, ys[0]
@@ -293,6 +294,25 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     else:
         stacked = stack(*ys)
     return carry, stacked
+
+
+def _empty_scan_outputs(f, init, xs, xs_flat):
+    """The stacked outputs of a scan of length 0: empty arrays of ``f``'s output specs."""
+    x = None
+    if xs is not None:
+        x = tree.pack_sequence_as(xs, [KerasTensor(a.shape[1:], standardize_dtype(a.dtype))
+                                       for a in xs_flat])
+    _, y = compute_output_spec(f, init, x)
+
+    def empty(spec):
+        if spec is None:
+            return None
+        if not isinstance(spec, KerasTensor):  # a constant output
+            spec = convert_to_tensor(spec)
+        return cnp.array(numpy.zeros((0, *spec.shape),
+                                     dtype=_numpy_dtype(standardize_dtype(spec.dtype))))
+
+    return tree.map_structure(empty, y)
 
 
 def switch(index, branches, *operands):

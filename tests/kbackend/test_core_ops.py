@@ -248,6 +248,14 @@ except OverflowError as e:
 else:
     raise AssertionError("no overflow error")
 assert ops.shape([[1, 2, 3]]) == (1, 3)
+# a scan of length 0 still gives outputs of the right structure, shape and dtype (as JAX)
+c, ys = ops.scan(lambda c, x: (c + ops.sum(x), {"a": x * 2, "b": c}),
+                 np.float32(1), np.zeros((0, 3), "float32"))
+assert float(n(c)) == 1.0 and n(ys["a"]).shape == (0, 3) and n(ys["b"]).shape == (0,)
+assert n(ops.map(lambda x: x[:2], np.zeros((0, 5), "int32"))).dtype == np.int32
+# Variables convert to NumPy with NumPy 2's copy keyword
+v = keras.Variable(np.ones(2, "float32"))
+assert np.asarray(v, copy=True).tolist() == [1.0, 1.0]
 print("ok")
 '''
 
