@@ -13,9 +13,13 @@ int16 = numpy.dtype("int16")
 int32 = numpy.dtype("int32")
 int64 = numpy.dtype("int64")
 uint8 = numpy.dtype("uint8")
+uint16 = numpy.dtype("uint16")
+uint32 = numpy.dtype("uint32")
+uint64 = numpy.dtype("uint64")
 bool_ = numpy.dtype("bool")
 
-SUPPORTED = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, bool_)
+SUPPORTED = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, uint16,
+             uint32, uint64, bool_)
 FLOATS = (float16, float32, float64, bfloat16)
 _BY_NAME = {d.name: d for d in SUPPORTED}
 _BY_NAME.update({"bool_": bool_, "float": float64, "int": int64, "half": float16,

@@ -12,7 +12,7 @@ from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import np as cnp
 from kbackend._missing import add_stubs
-from kbackend.core import cast, convert_to_tensor
+from kbackend.core import _numpy_dtype, cast, convert_to_tensor
 
 _WEAK = (bool, int, float)
 
@@ -86,9 +86,35 @@ maximum = _arith("maximum")
 minimum = _arith("minimum")
 mod = _arith("mod")
 floor_divide = _arith("floor_divide")
-logaddexp = _arith("logaddexp")
-arctan2 = _arith("arctan2")
-hypot = _arith("hypot")
+
+
+def _float_binary(name):
+    """Binary functions computed in floating point: ``result_type(x1, x2, float)``."""
+    op = getattr(cnp, name)
+
+    def fn(x1, x2):
+        x1 = convert_to_tensor(x1)
+        x2 = convert_to_tensor(x2)
+        dtype = dtypes.result_type(x1.dtype, x2.dtype, float)
+        return op(cast(x1, dtype), cast(x2, dtype))
+
+    fn.__name__ = name
+    return fn
+
+
+logaddexp = _float_binary("logaddexp")
+arctan2 = _float_binary("arctan2")
+
+
+def hypot(x1, x2):
+    x1 = convert_to_tensor(x1)
+    x2 = convert_to_tensor(x2)
+    dtype = dtypes.result_type(x1.dtype, x2.dtype)
+    if dtype == "int64":
+        dtype = "float64"
+    elif "int" in dtype or dtype == "bool":
+        dtype = config.floatx()
+    return cnp.hypot(cast(x1, dtype), cast(x2, dtype))
 
 equal = _compare("equal")
 not_equal = _compare("not_equal")
@@ -124,9 +150,35 @@ square = _same_unary("square")
 absolute = _same_unary("absolute")
 abs = _same_unary("abs")
 sign = _same_unary("sign")
-floor = _same_unary("floor")
-ceil = _same_unary("ceil")
-trunc = _same_unary("trunc")
+
+
+def _rounding(name):
+    """floor/ceil: integers and bools become floating point (int64: floatx)."""
+    op = getattr(cnp, name)
+
+    def fn(x):
+        x = convert_to_tensor(x)
+        if standardize_dtype(x.dtype) == "int64":
+            dtype = config.floatx()
+        else:
+            dtype = dtypes.result_type(x.dtype, float)
+        return op(cast(x, dtype))
+
+    fn.__name__ = name
+    return fn
+
+
+floor = _rounding("floor")
+ceil = _rounding("ceil")
+
+
+def trunc(x):
+    x = convert_to_tensor(x)
+    dtype = standardize_dtype(x.dtype)
+    if "int" in dtype or dtype == "bool":
+        return x
+    return cnp.trunc(x)
+
 copy = _same_unary("copy")
 ravel = _same_unary("ravel")
 isnan = _same_unary("isnan")
@@ -240,34 +292,62 @@ def _reduce_float_dtype(x):
 def mean(x, axis=None, keepdims=False):
     x = convert_to_tensor(x)
     dtype = _reduce_float_dtype(x)
-    return cnp.mean(cast(x, dtype), axis=axis, keepdims=keepdims)
+    x = cast(x, dtype)
+    if dtype in ("float16", "bfloat16"):
+        # Accumulate in float32 (as NumPy does) so large half values do not overflow.
+        out = cnp.mean(cast(x, "float32"), axis=_axis(axis), keepdims=keepdims)
+        return cast(out, dtype)
+    return cnp.mean(x, axis=_axis(axis), keepdims=keepdims)
+
+
+# Keras' (JAX's) accumulation dtypes for sum and prod: small integers widen to 32 bits.
+_ACC_DTYPE = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32",
+              "uint16": "uint32"}
 
 
 def sum(x, axis=None, keepdims=False):
     x = convert_to_tensor(x)
     dtype = standardize_dtype(x.dtype)
-    # Keras sums uint8 into uint32, which core lacks: int32 until it has one.
-    dtype = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "int32"}.get(
-        dtype, dtype)
-    return cnp.sum(cast(x, dtype), axis=axis, keepdims=keepdims)
+    dtype = _ACC_DTYPE.get(dtype, dtype)
+    return cnp.sum(cast(x, dtype), axis=_axis(axis), keepdims=keepdims,
+                   dtype=_numpy_dtype(dtype))
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
     x = convert_to_tensor(x)
-    out = cnp.prod(x, axis=axis, keepdims=keepdims)
-    return cast(out, dtype) if dtype is not None else out
+    if dtype is None:
+        dtype = standardize_dtype(x.dtype)
+        dtype = _ACC_DTYPE.get(dtype, dtype)
+    else:
+        dtype = standardize_dtype(dtype)
+    return cnp.prod(cast(x, dtype), axis=_axis(axis), keepdims=keepdims,
+                    dtype=_numpy_dtype(dtype))
+
+
+def _extreme(x, axis, keepdims, initial, reduce_fn, combine_fn):
+    """max/min with NumPy's ``initial`` (which also defines the result of empty axes)."""
+    x = convert_to_tensor(x)
+    axis = _axis(axis)
+    if initial is not None:
+        axes = range(x.ndim) if axis is None else (
+            axis if isinstance(axis, tuple) else (axis,))
+        if _builtins.any(x.shape[a] == 0 for a in axes):
+            shape = tuple(1 if a % x.ndim in [b % x.ndim for b in axes] else d
+                          for a, d in enumerate(x.shape))
+            if not keepdims:
+                shape = tuple(d for a, d in enumerate(x.shape)
+                              if a % x.ndim not in [b % x.ndim for b in axes])
+            return full(shape, initial, standardize_dtype(x.dtype))
+    out = reduce_fn(x, axis=axis, keepdims=keepdims)
+    return out if initial is None else combine_fn(out, initial)
 
 
 def max(x, axis=None, keepdims=False, initial=None):
-    x = convert_to_tensor(x)
-    out = cnp.max(x, axis=axis, keepdims=keepdims)
-    return out if initial is None else maximum(out, initial)
+    return _extreme(x, axis, keepdims, initial, cnp.max, maximum)
 
 
 def min(x, axis=None, keepdims=False, initial=None):
-    x = convert_to_tensor(x)
-    out = cnp.min(x, axis=axis, keepdims=keepdims)
-    return out if initial is None else minimum(out, initial)
+    return _extreme(x, axis, keepdims, initial, cnp.min, minimum)
 
 
 amax = max
@@ -303,23 +383,30 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def argsort(x, axis=-1):
-    return cast(cnp.argsort(convert_to_tensor(x), axis=axis), "int32")
+    x = convert_to_tensor(x)
+    if x.ndim == 0:
+        return convert_to_tensor(0, "int32")
+    return cast(cnp.argsort(x, axis=axis), "int32")
 
 
 def sort(x, axis=-1):
     return cnp.sort(convert_to_tensor(x), axis=axis)
 
 
+def _cum_dtype(x, dtype):
+    """Keras' cumsum/cumprod dtype: the requested one or the input's (bool: int32)."""
+    dtype = standardize_dtype(dtype or x.dtype)
+    return "int32" if dtype == "bool" else dtype
+
+
 def cumsum(x, axis=None, dtype=None):
     x = convert_to_tensor(x)
-    out = cnp.cumsum(x, axis=axis)
-    return cast(out, dtype) if dtype is not None else out
+    return cnp.cumsum(x, axis=axis, dtype=_numpy_dtype(_cum_dtype(x, dtype)))
 
 
 def cumprod(x, axis=None, dtype=None):
     x = convert_to_tensor(x)
-    out = cnp.cumprod(x, axis=axis)
-    return cast(out, dtype) if dtype is not None else out
+    return cnp.cumprod(x, axis=axis, dtype=_numpy_dtype(_cum_dtype(x, dtype)))
 
 
 def reshape(x, newshape):
@@ -371,9 +458,10 @@ def stack(x, axis=0):
 
 def where(condition, x1=None, x2=None):
     if x1 is None and x2 is None:
-        raise NotImplementedError(
-            "kbackend: numpy.where(condition) with one argument (nonzero) is not "
-            "implemented yet in the kbackend Keras backend")
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ValueError("`x1` and `x2` either both should be `None` or both should "
+                         f"have non-None value. Received: x1={x1}, x2={x2}")
     x1, x2 = _binary(x1, x2)
     return cnp.where(convert_to_tensor(condition, "bool"), x1, x2)
 
@@ -406,7 +494,7 @@ def round(x, decimals=0):
 
 
 def split(x, indices_or_sections, axis=0):
-    return cnp.split(convert_to_tensor(x), indices_or_sections, axis=axis)
+    return list(cnp.split(convert_to_tensor(x), indices_or_sections, axis=axis))
 
 
 def tril(x, k=0):
@@ -693,6 +781,12 @@ def flipud(x):
 
 def rot90(array, k=1, axes=(0, 1)):
     x = convert_to_tensor(array)
+    if x.ndim < 2:
+        raise ValueError("rot90: the input must have at least 2 dimensions. "
+                         f"Received: array.ndim={x.ndim}")
+    if len(axes) != 2 or axes[0] % x.ndim == axes[1] % x.ndim:
+        raise ValueError(f"rot90: invalid axes {axes}; axes must be a tuple of two "
+                         "different dimensions.")
     a0, a1 = axes
     k = k % 4
     if k == 0:
@@ -706,8 +800,28 @@ def rot90(array, k=1, axes=(0, 1)):
     return cnp.flip(cnp.transpose(x, tuple(perm)), axis=a1)
 
 
-deg2rad = _float_unary("deg2rad")
-rad2deg = _float_unary("rad2deg")
+
+
+def _angle_unary(name):
+    """deg2rad/rad2deg: half floats are kept, 64-bit inputs give float64, else floatx."""
+    op = getattr(cnp, name)
+
+    def fn(x):
+        x = convert_to_tensor(x)
+        dtype = standardize_dtype(x.dtype)
+        if dtype in ("int64", "float64"):
+            dtype = "float64"
+        elif dtype not in ("bfloat16", "float16"):
+            dtype = config.floatx()
+        # Keep the dtype: NumPy computes half floats of ml_dtypes in float32.
+        return cast(op(cast(x, dtype)), dtype)
+
+    fn.__name__ = name
+    return fn
+
+
+deg2rad = _angle_unary("deg2rad")
+rad2deg = _angle_unary("rad2deg")
 
 
 def exp2(x):
@@ -764,7 +878,10 @@ def diff(a, n=1, axis=-1):
         lo = [slice(None)] * x.ndim
         hi[axis] = slice(1, None)
         lo[axis] = slice(None, -1)
-        x = x[tuple(hi)] - x[tuple(lo)]
+        if standardize_dtype(x.dtype) == "bool":
+            x = cnp.not_equal(x[tuple(hi)], x[tuple(lo)])
+        else:
+            x = x[tuple(hi)] - x[tuple(lo)]
     return x
 
 
@@ -894,14 +1011,23 @@ def nanmin(x, axis=None, keepdims=False):
     return _nan_extreme(x, axis, keepdims, cnp.min, float("inf"))
 
 
+def _nan_arg(x, axis, keepdims, arg_fn, fill):
+    """nanargmax/nanargmin: NaNs ignored; -1 where a line is all NaN."""
+    x = convert_to_tensor(x)
+    filled, is_float = _nan_fill(x, fill)
+    out = arg_fn(filled, axis=axis, keepdims=keepdims)
+    if not is_float:
+        return out
+    allnan = cnp.all(cnp.isnan(x), axis=axis, keepdims=keepdims)
+    return cnp.where(allnan, convert_to_tensor(-1, "int32"), out)
+
+
 def nanargmax(x, axis=None, keepdims=False):
-    x, _ = _nan_fill(x, float("-inf"))
-    return argmax(x, axis=axis, keepdims=keepdims)
+    return _nan_arg(x, axis, keepdims, argmax, float("-inf"))
 
 
 def nanargmin(x, axis=None, keepdims=False):
-    x, _ = _nan_fill(x, float("inf"))
-    return argmin(x, axis=axis, keepdims=keepdims)
+    return _nan_arg(x, axis, keepdims, argmin, float("inf"))
 
 
 def nancumsum(x, axis=None, dtype=None):
@@ -953,7 +1079,8 @@ def _quantile_impl(x, q, axis, method, keepdims, nan_aware):
         hi_i = cnp.broadcast_to(cast(hi, "int32"), tuple(srt.shape[:-1]) + (1,))
         a = take_along_axis(srt, lo_i, axis=-1)
         b = take_along_axis(srt, hi_i, axis=-1)
-        val = a + (b - a) * frac
+        # a == b (also both infinite): no interpolation, which would give inf - inf.
+        val = cnp.where(cnp.equal(a, b), a, a + (b - a) * frac)
         if not nan_aware:
             val = cnp.where(cnp.any(cnp.isnan(moved), axis=-1, keepdims=True),
                             convert_to_tensor(float("nan"), standardize_dtype(val.dtype)),
@@ -1255,22 +1382,34 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
     dtype = standardize_dtype(x.dtype)
     res = _np.unique(_to_numpy(x), return_index=return_index,
                      return_inverse=return_inverse, return_counts=return_counts,
-                     axis=axis)
+                     axis=axis, equal_nan=False)
     if not isinstance(res, tuple):
         res = (res,)
+    res = list(res)
     vals = res[0]
     if size is not None:
-        n = vals.shape[0 if axis is None else axis]
+        dim = 0 if axis is None else axis % x.ndim
+        n = vals.shape[dim]
+        # The index and count outputs are per unique value (the inverse is per input).
+        per_value = [1] if return_index else []
+        if return_counts:
+            per_value.append(len(res) - 1)
         if n < size:
             fill = fill_value if fill_value is not None else (
                 vals.min() if vals.size else 0)
             padw = [(0, 0)] * vals.ndim
-            padw[0 if axis is None else axis] = (0, size - n)
+            padw[dim] = (0, size - n)
             vals = _np.pad(vals, padw, constant_values=fill)
+            for i in per_value:
+                res[i] = _np.pad(res[i], (0, size - n),
+                                 constant_values=0 if i == len(res) - 1 and return_counts
+                                 else 1)
         else:
-            vals = _np.take(vals, _np.arange(size), axis=0 if axis is None else axis)
+            vals = _np.take(vals, _np.arange(size), axis=dim)
+            for i in per_value:
+                res[i] = res[i][:size]
     out = [convert_to_tensor(vals, dtype)]
-    out += [convert_to_tensor(r.astype("int32"), "int32") for r in res[1:]]
+    out += [convert_to_tensor(_np.asarray(r).astype("int32"), "int32") for r in res[1:]]
     return out[0] if len(out) == 1 else tuple(out)
 
 
