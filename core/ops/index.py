@@ -179,7 +179,10 @@ def add_at(xp, out, key, value):
         view = out[key]
         if getattr(value, "ndim", 0) > view.ndim:  # drop leading axes of size 1
             value = value.reshape(value.shape[value.ndim - view.ndim:])
-        view += value
+        if isinstance(view, xp.ndarray):
+            view += value
+        else:  # NumPy returns a copied scalar, not a view, for a full integer key
+            out[key] += value
         return
     at = getattr(xp.add, "at", None)
     if at is not None:

@@ -253,3 +253,20 @@ def test_index_shape_matches_numpy():
             shape, key, got, want)
         checked += 1
     assert checked > 1000
+
+
+def test_gradient_of_a_full_integer_index_reaches_the_element():
+    # NumPy returns a scalar copy (not a view) for x[i] on a 1-D array: the scatter in
+    # the VJP must still write into the gradient.
+    a = nd.array([1.0, 2.0, 4.0])
+    a.attach_grad()
+    with autograd.record():
+        s = a[0] * 2 + a[-1] * 3 + a[0]
+    s.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [3.0, 0.0, 3.0])
+    b = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    b.attach_grad()
+    with autograd.record():
+        s = b[1, 0] * 5 + b[0][1]
+    s.backward()
+    np.testing.assert_array_equal(b.grad.asnumpy(), [[0.0, 1.0], [5.0, 0.0]])
