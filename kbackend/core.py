@@ -34,6 +34,24 @@ IS_THREAD_SAFE = True
 _SUPPORTED = {standardize_dtype(d.name) for d in _core_dtypes.SUPPORTED}
 
 
+_STANDARD: dict = {}
+
+
+def _standard(dtype) -> str:
+    """Keras' ``standardize_dtype``, memoised (it costs microseconds per call)."""
+    try:
+        return _STANDARD[dtype]
+    except (KeyError, TypeError):
+        pass
+    name = standardize_dtype(dtype)
+    if dtype is not None:  # None means floatx, which can change
+        try:
+            _STANDARD[dtype] = name
+        except TypeError:
+            pass
+    return name
+
+
 def _numpy_dtype(dtype: str):
     if dtype == "bfloat16" or dtype.startswith("float8"):
         import ml_dtypes
@@ -78,14 +96,16 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
         raise ValueError("`sparse=True` is not supported with the kbackend backend")
     if ragged:
         raise ValueError("`ragged=True` is not supported with the kbackend backend")
+    if type(x) is NDArray and dtype is None:
+        return x
     explicit = dtype is not None
     if explicit:
-        dtype = standardize_dtype(dtype)
+        dtype = _standard(dtype)
         _check_dtype(dtype)
     if isinstance(x, Variable):
         x = x.value
     if isinstance(x, NDArray):
-        if dtype is not None and standardize_dtype(x.dtype) != dtype:
+        if dtype is not None and _standard(x.dtype) != dtype:
             return x.astype(_numpy_dtype(dtype))
         return x
     if isinstance(x, KerasTensor):
@@ -94,13 +114,16 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
             f"concrete tensor; it only exists while a functional model is being built")
     if dtype is None:
         if isinstance(x, (numpy.ndarray, numpy.generic)):
-            dtype = standardize_dtype(x.dtype)
+            dtype = _standard(x.dtype)
         else:
             dtype = result_type(
                 *[getattr(item, "dtype", type(item)) for item in tree.flatten(x)])
         _check_dtype(dtype)
     if isinstance(x, (list, tuple)):
-        x = [convert_to_numpy(v) if isinstance(v, (NDArray, Variable)) else v for v in x]
+        if any(isinstance(v, (NDArray, Variable)) for v in tree.flatten(x)):
+            # Stacked with core ops, so the result stays on the autograd tape (Keras
+            # sums a list of loss tensors this way).
+            return _stack_nested(x, dtype)
     from_python = not isinstance(x, (numpy.ndarray, numpy.generic))
     x = numpy.asarray(x)
     target = numpy.dtype(_numpy_dtype(dtype))
@@ -115,6 +138,12 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
                 f"convert_to_tensor: the value {x.min() if x.min() < info.min else x.max()} "
                 f"does not fit in {dtype} (range {info.min}..{info.max}); pass a wider dtype")
     return cnp.array(x.astype(target, copy=False))
+
+
+def _stack_nested(x, dtype: str):
+    if isinstance(x, (list, tuple)):
+        return cnp.stack([_stack_nested(v, dtype) for v in x])
+    return convert_to_tensor(x, dtype=dtype)
 
 
 def convert_to_numpy(x):
