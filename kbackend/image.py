@@ -71,6 +71,11 @@ def _restore(x, dtype: str, half_away: bool = False):
     return cast(x, dtype)
 
 
+def _const(value: np.ndarray, like):
+    """A constant core array on the context of the core array ``like``."""
+    return cnp.array(value, ctx=like.context)
+
+
 def _check_rank(op: str, images, ranks=(3, 4)) -> None:
     if images.ndim not in ranks:
         if ranks == (4,):
@@ -141,7 +146,7 @@ def rgb_to_grayscale(images, data_format: str | None = None):
         return images
     dtype = standardize_dtype(images.dtype)
     cdtype = _compute_dtype(dtype)
-    weights = cnp.array(np.array([0.2989, 0.5870, 0.1140], dtype=cdtype))
+    weights = _const(np.array([0.2989, 0.5870, 0.1140], dtype=cdtype), images)
     gray = cnp.tensordot(cast(images, cdtype), weights, axes=([axis], [0]))
     return _restore(cnp.expand_dims(gray, axis), dtype)
 
@@ -269,7 +274,7 @@ def _resample(images, out_shape, axes, scales, translations, method, antialias):
     for axis, scale, shift in zip(axes, scales, translations):
         m, n = x.shape[axis], out_shape[axis]
         w = _weight_matrix(m, n, float(scale), float(shift), method, antialias)
-        x = cnp.tensordot(x, cnp.array(w.astype(cdtype)), axes=([axis], [0]))
+        x = cnp.tensordot(x, _const(w.astype(cdtype), x), axes=([axis], [0]))
         x = cnp.moveaxis(x, -1, axis)
     return _restore(x, dtype)
 
@@ -280,7 +285,7 @@ def _resize_nearest(images, out_shape, axes):
         m, n = images.shape[axis], out_shape[axis]
         pos = (np.arange(n, dtype=np.float32) + np.float32(0.5)) * np.float32(m / n)
         idx = np.minimum(np.floor(pos).astype(np.int64), m - 1)
-        images = cnp.take(images, cnp.array(idx), axis=axis)
+        images = cnp.take(images, _const(idx, images), axis=axis)
     return images
 
 
@@ -305,7 +310,7 @@ def _crop_or_pad(images, size, crop, pad, fill_value, data_format):
         return images
     shape = list(images.shape)
     shape[axis] = amount
-    block = cnp.full(tuple(shape), fill_value, dtype=images.dtype)
+    block = cnp.full(tuple(shape), fill_value, dtype=images.dtype, ctx=images.context)
     return cnp.concatenate([block, images, block], axis=axis)
 
 
@@ -463,13 +468,13 @@ def _interpolate(x, coords, order: int, fill_mode: str, fill_value, out_shape):
             taps.append([(np.floor(cn + 0.5).astype(np.int64), None, False)])
             continue
         lower = np.floor(cn)
-        upper_w = cast(c - cnp.array(lower.astype(standardize_dtype(c.dtype))), cdtype)
+        upper_w = cast(c - _const(lower.astype(standardize_dtype(c.dtype)), c), cdtype)
         upper_w = cnp.reshape(upper_w, tuple(upper_w.shape) + expand)
         lower = lower.astype(np.int64)
         taps.append([(lower, 1.0 - upper_w, False), (lower + 1, upper_w, False)])
     if fill_mode == "constant":
         # Out-of-range neighbours index one extra row holding fill_value.
-        fill_row = cnp.full((1,) + trail, float(fill_value), dtype=cdtype)
+        fill_row = cnp.full((1,) + trail, float(fill_value), dtype=cdtype, ctx=x.context)
         flat = cnp.concatenate([flat, fill_row], axis=0)
     out = None
     for corner in itertools.product(*taps):
@@ -486,7 +491,7 @@ def _interpolate(x, coords, order: int, fill_mode: str, fill_value, out_shape):
                 weight = w if weight is None else weight * w
         if not valid.all():
             flat_idx = np.where(valid, flat_idx, flat.shape[0] - 1)
-        vals = cnp.take(flat, cnp.array(np.broadcast_to(flat_idx, out_shape)), axis=0)
+        vals = cnp.take(flat, _const(np.broadcast_to(flat_idx, out_shape), x), axis=0)
         if weight is not None:
             vals = vals * weight
         out = vals if out is None else out + vals
@@ -574,8 +579,8 @@ def _projective(op, images, transform, order, fill_mode, fill_value, data_format
             f"images.shape={tuple(images.shape)}")
     a0, a1, a2, b0, b1, b2, c0, c1 = [cnp.reshape(p, (-1, 1, 1))
                                       for p in cnp.split(t, 8, axis=1)]
-    gx = cnp.array(np.arange(width, dtype=np.float64).reshape(1, 1, width))
-    gy = cnp.array(np.arange(height, dtype=np.float64).reshape(1, height, 1))
+    gx = _const(np.arange(width, dtype=np.float64).reshape(1, 1, width), t)
+    gy = _const(np.arange(height, dtype=np.float64).reshape(1, height, 1), t)
     k = c0 * gx + c1 * gy + 1.0
     x_in = (a0 * gx + a1 * gy + a2) / k
     y_in = (b0 * gx + b1 * gy + b2) / k
@@ -814,12 +819,13 @@ def elastic_transform(images, alpha: float = 20.0, sigma: float = 5.0,
     batch, height, width, _ = x.shape
     size = int(6 * sigma) | 1
     # dx and dy as the two channels of one blurred noise image.
-    noise = _random.normal((batch, height, width, 2), dtype="float32", seed=seed) * sigma
+    noise = _random.normal((batch, height, width, 2), dtype="float32", seed=seed)
+    noise = noise.as_in_context(x.context) * sigma
     field = gaussian_blur(noise, (size, size), (sigma, sigma), "channels_last")
     field = cast(field, "float64") * alpha
     dx, dy = [cnp.squeeze(d, -1) for d in cnp.split(field, 2, axis=-1)]
-    gx = cnp.array(np.arange(width, dtype=np.float64).reshape(1, 1, width))
-    gy = cnp.array(np.arange(height, dtype=np.float64).reshape(1, height, 1))
+    gx = _const(np.arange(width, dtype=np.float64).reshape(1, 1, width), field)
+    gy = _const(np.arange(height, dtype=np.float64).reshape(1, height, 1), field)
     coords = [np.arange(batch).reshape(-1, 1, 1), gy + dy, gx + dx]
     out = _interpolate(x, coords, AFFINE_TRANSFORM_INTERPOLATIONS[interpolation], fill_mode,
                        fill_value, (batch, height, width))
