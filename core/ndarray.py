@@ -413,8 +413,14 @@ class NDArray:
         return self.__repr__()
 
     def __reduce__(self):
-        raise TypeError("NDArray is not pickled; save arrays with core.serialization "
-                        "(HDF5 or .npz), which loads without pickle")
+        # For passing arrays between processes (multiprocessing, as torch tensors and
+        # MXNet's NDArray allow): the values and the context, never the autograd graph.
+        # Files are written by core.serialization, which loads without pickle.
+        return _unpickle, (self.asnumpy(), self._ctx.device_type, self._ctx.device_id)
+
+
+def _unpickle(data, device_type: str, device_id: int) -> NDArray:
+    return array(data, ctx=Context(device_type, device_id), dtype=data.dtype)
 
 
 _INPLACE_UFUNCS = {"add": "add", "subtract": "subtract", "multiply": "multiply",

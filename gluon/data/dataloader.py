@@ -398,8 +398,8 @@ class _MultiWorkerIter(_PrefetchIter):
             self.shutdown(grace=_FAIL_GRACE_S)
             if method != "fork":
                 _add_note(e, f"(DataLoader: the '{method}' start method pickles the dataset "
-                             "and batchify_fn for the workers; NDArrays and lambdas do not "
-                             "pickle: hold NumPy arrays, use module-level functions, or pass "
+                             "and batchify_fn for the workers; lambdas and local functions do "
+                             "not pickle: use module-level functions, or pass "
                              "thread_pool=True)")
             raise
         self._prefetch_batches(prefetch)

@@ -129,11 +129,16 @@ def test_dlpack_round_trip():
     assert z.context == cpu(0) and z.asnumpy().tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
-def test_ndarray_is_not_pickled():
+def test_ndarray_pickles_values_and_context_for_other_processes():
     import pickle
 
-    with pytest.raises(TypeError, match="not pickled"):
-        pickle.dumps(nd.ones((2,)))
+    x = nd.array([[1.5, 2.0]], ctx=cpu(1), dtype="float16")
+    x.attach_grad()
+    y = pickle.loads(pickle.dumps(x))
+    assert y.context == cpu(1) and y.dtype == np.float16 and y.grad is None
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
+    b = pickle.loads(pickle.dumps(nd.array([1.0], dtype=bfloat16)))
+    assert b.dtype == bfloat16
 
 
 def test_numpy_on_the_left_defers_to_ndarray():
