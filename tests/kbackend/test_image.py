@@ -285,6 +285,17 @@ close(ops.image.elastic_transform(np.moveaxis(x, -1, 1), alpha=0.0, data_format=
 g = grad(lambda t: ops.sum(ops.image.elastic_transform(t, alpha=0.0, seed=1) * 2.0), x)
 np.testing.assert_allclose(g, np.full_like(x, 2.0))
 raises(lambda: ops.image.elastic_transform(x, interpolation="bicubic"), "elastic_transform")
+
+# Images on another context stay there (the constants follow the images).
+import core
+from core import np as cnp
+xc = cnp.array(x, ctx=core.cpu(1))
+tc = cnp.array(np.array([1, 0.1, 0.5, 0, 1, 0.3, 0, 0], "float32"), ctx=core.cpu(1))
+for out in (ops.image.resize(xc, (5, 5)), ops.image.resize(xc, (5, 5), interpolation="nearest"),
+            ops.image.affine_transform(xc, tc), ops.image.gaussian_blur(xc),
+            ops.image.elastic_transform(xc, seed=1), ops.image.sobel_edges(xc),
+            ops.image.resize(xc, (4, 8), pad_to_aspect_ratio=True)):
+    assert out.context == core.cpu(1), out.context
 print("filters ok")
 '''
 
