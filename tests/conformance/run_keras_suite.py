@@ -16,7 +16,9 @@ the keras wheel, so this script:
    ``--deselect`` matching; and adds kbackend's entry where a test file hard-codes
    the built-in backends (``TEST_PATCHES``: trainer_test.py's if/elif chain of
    trainer classes and its dict of CPU device names), as kbackend_hook does for
-   Keras' own modules;
+   Keras' own modules; and, as the sdist lacks the repository's
+   ``keras/__init__.py``, writes one (``KERAS_INIT``) so that the tree is the
+   ``keras`` package and test modules import as ``keras.src.*``, as in Keras' CI;
 4. runs each folder or file given (default ``keras/src/ops``; ``--all`` for the main
    folders) in its own ``pytest`` subprocess with ``KERAS_BACKEND=kbackend``, a
    per-test timeout (pytest-timeout) and the exclusion list
@@ -198,6 +200,23 @@ def pytest_runtest_logreport(report):
 def skip_if_backend(given_backend, reason):
     return pytest.mark.skipif(backend() == given_backend, reason=reason)
 '''.replace("${LOG_ENV}", LOG_ENV).replace("${DONE_ENV}", DONE_ENV)
+
+
+# Written as keras/__init__.py when the tree lacks one (the sdist does; Keras' repository
+# has a generated one). It makes the tree the `keras` package, as in Keras' own CI: the
+# test modules import as keras.src.<...> (custom classes defined in a test then
+# deserialize by module name), and Keras' public API comes from keras/api.
+KERAS_INIT = '''\
+"""Written by kbackend's conformance runner: this source tree as the keras package."""
+import os as _os
+
+# keras/api holds the public API (keras.layers, keras.ops, ...): search it too.
+__path__.append(_os.path.join(_os.path.dirname(__file__), "api"))
+del _os
+
+from keras.api import *  # noqa: E402,F403
+from keras.src.version import __version__  # noqa: E402
+'''
 
 
 # --------------------------------------------------------------------------- results
@@ -677,6 +696,9 @@ def prepare_tree(args, workdir: Path) -> Path:
         print(f"warning: the test tree is keras {got} but keras {version} is installed",
               file=sys.stderr)
     (root / "conftest.py").write_text(CONFTEST)
+    init = root / "keras" / "__init__.py"
+    if not init.exists() and (root / "keras" / "api" / "__init__.py").exists():
+        init.write_text(KERAS_INIT)
     for note in patch_test_files(root):
         print("test tree:", note)
     return root

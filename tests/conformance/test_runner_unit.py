@@ -241,3 +241,22 @@ def test_missing_optional_deps(monkeypatch):
     monkeypatch.setattr(rks, "OPTIONAL_TEST_DEPS",
                         {"json": "json-pkg", "no_such_mod_xyz.sub": "no-such-pkg"})
     assert rks.missing_optional_deps() == ["no-such-pkg"]
+
+
+def test_prepare_tree_copies_and_adds_conftest_and_keras_init(tmp_path):
+    import argparse
+
+    src = tmp_path / "src" / "keras-9.9"
+    (src / "keras" / "src").mkdir(parents=True)
+    (src / "keras" / "api").mkdir()
+    (src / "keras" / "api" / "__init__.py").write_text("")
+    (src / "keras" / "src" / "version.py").write_text('__version__ = "9.9"\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    root = rks.prepare_tree(argparse.Namespace(src=str(tmp_path / "src"), sdist=None,
+                                               cache_dir=None), work)
+    assert root == work / "keras-9.9"
+    assert (root / "conftest.py").read_text() == rks.CONFTEST
+    assert (root / "keras" / "__init__.py").read_text() == rks.KERAS_INIT
+    assert not (src / "conftest.py").exists()  # the source is not modified
+    compile(rks.KERAS_INIT, "keras/__init__.py", "exec")
