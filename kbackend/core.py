@@ -119,11 +119,11 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
             dtype = result_type(
                 *[getattr(item, "dtype", type(item)) for item in tree.flatten(x)])
         _check_dtype(dtype)
-    if isinstance(x, (list, tuple)):
-        if any(isinstance(v, (NDArray, Variable)) for v in tree.flatten(x)):
-            # Stacked with core ops, so the result stays on the autograd tape (Keras
-            # sums a list of loss tensors this way).
-            return _stack_nested(x, dtype)
+    if isinstance(x, (list, tuple)) and any(
+            isinstance(v, (NDArray, Variable)) for v in tree.flatten(x)):
+        # Stacked with core ops, so the result stays on the autograd tape (Keras
+        # sums a list of loss tensors this way).
+        return _stack_nested(x, dtype)
     from_python = not isinstance(x, (numpy.ndarray, numpy.generic))
     x = numpy.asarray(x)
     target = numpy.dtype(_numpy_dtype(dtype))
