@@ -150,6 +150,43 @@ def _loader_class():
     return PatchingLoader
 
 
+# Modules fixed after they execute: module -> function(module). Keras'
+# DynamicBackend.__getattr__ (keras.src.utils.backend_utils) is a chain of `if`s on the
+# backend name with no final else, so it returns None for "kbackend"; every
+# preprocessing layer reaches the backend through it (data_layer.py: self.backend).
+def _fix_dynamic_backend(module) -> None:
+    original = module.DynamicBackend.__getattr__
+
+    def __getattr__(self, name):
+        if self._backend == BACKEND_NAME:
+            import importlib
+
+            return getattr(importlib.import_module("keras.src.backend"), name)
+        return original(self, name)
+
+    module.DynamicBackend.__getattr__ = __getattr__
+
+
+POST_EXEC = {"keras.src.utils.backend_utils": _fix_dynamic_backend}
+
+
+def _post_exec_loader(loader, fix):
+    """Wrap ``loader`` so that ``fix(module)`` runs after the module executes."""
+
+    class PostExecLoader:
+        def create_module(self, spec):
+            return loader.create_module(spec)
+
+        def exec_module(self, module):
+            loader.exec_module(module)
+            fix(module)
+
+        def __getattr__(self, name):  # get_source, get_code, is_package, ...
+            return getattr(loader, name)
+
+    return PostExecLoader()
+
+
 class KerasBackendFinder:
     """A meta-path finder that patches the modules in ``PATCHES`` as they load."""
 
@@ -161,6 +198,13 @@ class KerasBackendFinder:
             check_keras_version()
             self._checked = True
             return None
+        if fullname in POST_EXEC:
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(fullname, path)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _post_exec_loader(spec.loader, POST_EXEC[fullname])
+            return spec
         if fullname not in PATCHES:
             return None
         from importlib.machinery import PathFinder
