@@ -23,6 +23,11 @@ numbers are kept. The anchors are exact lines of Keras 3.15; the finder first ch
 that the installed Keras is in the tested range (``TESTED_KERAS``) and raises an
 ImportError naming both versions otherwise, and a missing anchor is an ImportError
 too, never a silently unpatched module.
+
+One method-level chain is fixed after its module runs (``POST_EXEC``): Keras'
+``DynamicBackend.__getattr__`` (``keras.src.utils.backend_utils``), through which the
+preprocessing layers reach the backend, answers attributes of ``keras.src.backend``
+for ``"kbackend"`` instead of falling through to None.
 """
 from __future__ import annotations
 

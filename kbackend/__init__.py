@@ -23,13 +23,16 @@ Keras 3.15 chooses among its built-in backends only: ``keras.src.backend`` (and
   ``sys.meta_path`` (importing neither ``core`` nor this package).
 - When Keras is imported, the finder checks the installed Keras version against
   the tested range (``>=3.15,<3.16``; otherwise an ImportError naming both) and loads
-  the four modules above from Keras' own source with one more branch,
+  the modules above and ``keras.src.optimizers.optimizer`` (whose base class becomes
+  :class:`kbackend.optimizer.KBackendOptimizer`) from Keras' own source with one more
+  branch,
   ``elif backend() == "kbackend":``, inserted before the ``openvino`` one. That
   branch star-imports :mod:`kbackend.backend` (the equivalent of a Keras backend
   package's ``__init__``: ``core``, ``numpy``, ``nn``, ... and the names Keras
   takes from them) and the base classes of :mod:`kbackend.layer`,
   :mod:`kbackend.trainer` and :mod:`kbackend.export`. ``keras.config.backend()``
-  then returns ``"kbackend"``.
+  then returns ``"kbackend"``. Keras' ``DynamicBackend`` (used by the preprocessing
+  layers) is taught the name too.
 - ``import kbackend`` before ``import keras`` does the same without the .pth file:
   it sets ``KERAS_BACKEND=kbackend`` when the variable is unset or empty (an explicit
   other value is left alone, with a warning) and installs the finder. Importing it
