@@ -321,7 +321,8 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     the zeros that lie past the full output).
     """
     from keras.src.backend.common.backend_utils import (
-        compute_conv_transpose_padding_args_for_jax)
+        compute_conv_transpose_padding_args_for_jax,
+    )
 
     data_format = backend_std_format(data_format)
     x, kernel = _conv_dtype(inputs, kernel)
@@ -748,6 +749,23 @@ class _Prefixes:
         return tuple(num_classes - 1 - c for c in self.labels(node))
 
 
+class _Candidates:
+    """The prefix-tree node of each candidate of one beam step (created on demand)."""
+
+    def __init__(self, tree, nodes, num_classes):
+        self.tree, self.nodes, self.num_classes = tree, nodes, num_classes
+
+    def __getitem__(self, k):
+        n = len(self.nodes)
+        if k < n:
+            return int(self.nodes[k])
+        parent, label = divmod(k - n, self.num_classes)
+        return self.tree.child(int(self.nodes[parent]), label)
+
+    def tie_key(self, k):
+        return self.tree.tie_key(self[k], self.num_classes)
+
+
 def _ctc_beam_one(logp, length, beam_width, top_paths, blank):
     """CTC prefix beam search on one (time, classes) array of log-probabilities.
 
@@ -785,19 +803,16 @@ def _ctc_beam_one(logp, length, beam_width, top_paths, blank):
             if v and i is not None:
                 stay_emit[j] = numpy.logaddexp(stay_emit[j], grow[i, tree.last[v]])
                 grow[i, tree.last[v]] = -numpy.inf
-        n = len(nodes)
         grow = grow.ravel()
         scores = numpy.concatenate([numpy.logaddexp(stay_emit, stay_gap), grow])
 
-        def node_of(k):
-            if k < n:
-                return int(nodes[k])
-            return tree.child(int(nodes[(k - n) // num_classes]), (k - n) % num_classes)
-
-        keep = _best(scores, lambda k: tree.tie_key(node_of(k), num_classes), beam_width)
+        # Candidate k < n is beam entry k as it was; k >= n is entry (k - n) // classes
+        # grown by label (k - n) % classes.
+        candidates = _Candidates(tree, nodes, num_classes)
+        keep = _best(scores, candidates.tie_key, beam_width)
         emit = numpy.concatenate([stay_emit, grow])[keep]
         gap = numpy.concatenate([stay_gap, numpy.full(grow.shape, -numpy.inf)])[keep]
-        nodes = numpy.array([node_of(k) for k in keep], dtype=numpy.int64)
+        nodes = numpy.array([candidates[k] for k in keep], dtype=numpy.int64)
     total = numpy.logaddexp(emit, gap)
     order = _best(total, lambda i: tree.tie_key(int(nodes[i]), num_classes), top_paths)
     return [tree.labels(int(nodes[i])) for i in order], total[order]
