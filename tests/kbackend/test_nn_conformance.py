@@ -148,6 +148,21 @@ for name in ("sigmoid", "relu6", "silu", "hard_sigmoid", "hard_silu", "glu", "el
     out = getattr(ops, name)(xb)
     assert sd(out.dtype) == "bfloat16", (name, out.dtype)
 np.testing.assert_allclose(n(ops.sigmoid(xb)).astype("float32"), sp.expit(1.0), rtol=1e-2)
+# core's table activations themselves (0-d too), with their gradients.
+from core import autograd, nd
+from core import np as cnp
+for shape in ((), (3,)):
+    xc = cnp.array(np.full(shape, 0.5, dtype=ml_dtypes.bfloat16))
+    for name in ("relu6", "silu", "hard_sigmoid", "hard_swish", "mish", "elu", "selu"):
+        y = getattr(nd, name)(xc)
+        assert y.dtype == ml_dtypes.bfloat16 and y.shape == shape, (name, shape, y.dtype)
+    xc.attach_grad()
+    with autograd.record():
+        y = nd.silu(xc)
+    y.backward()
+    assert xc.grad.dtype == ml_dtypes.bfloat16
+    np.testing.assert_allclose(xc.grad.asnumpy().astype("float32"),
+                               sp.expit(0.5) * (1 + 0.5 * (1 - sp.expit(0.5))), rtol=2e-2)
 # ctc_loss: half precision inputs give float32 losses.
 labels = np.array([[1, 2, 1]], "int32")
 logits = np.array([[[0.4, 0.8, 0.4], [0.2, 0.8, 0.3], [0.9, 0.4, 0.5]]])
@@ -172,7 +187,6 @@ def ref(q, k, v, mask):
 out = ops.dot_product_attention(q, k, v, mask=mask)
 np.testing.assert_allclose(n(out), ref(q, k, v, mask), rtol=1e-5, atol=1e-5)
 # Gradients reach the shared key/value heads.
-from core import autograd
 from kbackend.core import convert_to_tensor
 tq, tk, tv = (convert_to_tensor(a) for a in (q, k, v))
 for t in (tq, tk, tv):
