@@ -79,10 +79,12 @@ def test_parse_exclusions():
 
         {F}::T::test_a  # uses tf.SparseTensor
         {F}::T::test_b[float16]  # jax-only
+        {F}::T::test_c_(none, true)_true  # flash attention # kernels
         """)
     assert rks.parse_exclusions(text) == {
         f"{F}::T::test_a": "uses tf.SparseTensor",
         f"{F}::T::test_b[float16]": "jax-only",
+        f"{F}::T::test_c_(none, true)_true": "flash attention # kernels",
     }
     with pytest.raises(ValueError, match="no reason"):
         rks.parse_exclusions(f"{F}::T::test_a\n")
