@@ -241,3 +241,32 @@ def test_loss_tracker_in_place_matches_keras_mean(hook_installed):
         print("ok")
     """)
     assert "ok" in out
+
+
+def test_steps_per_execution_runs_every_batch(hook_installed):
+    out = _run("""
+        def train(spe):
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([keras.Input((4,)), layers.Dense(3, activation="softmax")])
+            model.compile(optimizer=keras.optimizers.SGD(0.1),
+                          loss="sparse_categorical_crossentropy", steps_per_execution=spe)
+            h = model.fit(x[:100], y[:100], batch_size=10, epochs=2, verbose=0,
+                          shuffle=False)
+            return model, h.history["loss"]
+
+        m1, l1 = train(1)
+        m3, l3 = train(3)  # 10 batches per epoch: groups of 3, 3, 3 and 1
+        assert int(m3.optimizer.iterations.numpy()) == 20
+        for a, b in zip(m1.get_weights(), m3.get_weights()):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(l1, l3, rtol=1e-6)
+        p1 = m1.predict(x, batch_size=16, verbose=0)
+        p3 = m3.predict(x, batch_size=16, verbose=0)
+        assert p3.shape == (256, 3)
+        np.testing.assert_allclose(p1, p3, rtol=1e-6, atol=1e-7)
+        e1 = m1.evaluate(x, y, batch_size=16, verbose=0)
+        e3 = m3.evaluate(x, y, batch_size=16, verbose=0)
+        np.testing.assert_allclose(e1, e3, rtol=1e-6)
+        print("ok")
+    """)
+    assert "ok" in out
