@@ -146,7 +146,14 @@ reciprocal = _float_unary("reciprocal")
 cbrt = _float_unary("cbrt")
 
 negative = _same_unary("negative")
-square = _same_unary("square")
+
+
+def square(x):
+    x = convert_to_tensor(x)
+    if standardize_dtype(x.dtype) == "bool":
+        x = cast(x, "int32")
+    return cnp.square(x)
+
 absolute = _same_unary("absolute")
 abs = _same_unary("abs")
 sign = _same_unary("sign")
@@ -221,6 +228,9 @@ def power(x1, x2):
 
 def matmul(x1, x2):
     x1, x2 = _binary(x1, x2)
+    if standardize_dtype(x1.dtype) == "int8":
+        # int8 x int8 accumulates into int32 (as JAX does).
+        x1, x2 = cast(x1, "int32"), cast(x2, "int32")
     return cnp.matmul(x1, x2)
 
 
@@ -242,10 +252,8 @@ def ones(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
-    if dtype is None:
-        dtype = getattr(fill_value, "dtype", None) or (
-            config.floatx() if isinstance(fill_value, float) else None)
-    fill_value = convert_to_tensor(fill_value, dtype)
+    # As Keras' other backends: floatx unless a dtype is given.
+    fill_value = convert_to_tensor(fill_value, _creation_dtype(dtype))
     return cnp.broadcast_to(fill_value, tuple(shape)).copy()
 
 
@@ -339,15 +347,18 @@ def _extreme(x, axis, keepdims, initial, reduce_fn, combine_fn):
                               if a % x.ndim not in [b % x.ndim for b in axes])
             return full(shape, initial, standardize_dtype(x.dtype))
     out = reduce_fn(x, axis=axis, keepdims=keepdims)
-    return out if initial is None else combine_fn(out, initial)
+    if initial is None:
+        return out
+    # The result keeps x's dtype (``initial`` is cast to it), as in NumPy and JAX.
+    return combine_fn(out, convert_to_tensor(initial, standardize_dtype(x.dtype)))
 
 
 def max(x, axis=None, keepdims=False, initial=None):
-    return _extreme(x, axis, keepdims, initial, cnp.max, maximum)
+    return _extreme(x, axis, keepdims, initial, cnp.max, cnp.maximum)
 
 
 def min(x, axis=None, keepdims=False, initial=None):
-    return _extreme(x, axis, keepdims, initial, cnp.min, minimum)
+    return _extreme(x, axis, keepdims, initial, cnp.min, cnp.minimum)
 
 
 amax = max
@@ -516,7 +527,11 @@ def tensordot(x1, x2, axes=2):
 
 
 def einsum(subscripts, *operands, **kwargs):
-    return cnp.einsum(subscripts, *_same_dtype(operands), **kwargs)
+    operands = _same_dtype(operands)
+    if operands and standardize_dtype(operands[0].dtype) == "int8":
+        # int8 operands accumulate into int32 (as JAX does).
+        operands = [cast(x, "int32") for x in operands]
+    return cnp.einsum(subscripts, *operands, **kwargs)
 
 
 def size(x):
@@ -631,7 +646,8 @@ def trace(x, offset=0, axis1=0, axis2=1):
         x = cast(x, "int32")
     elif dtype in ("uint8", "uint16"):
         x = cast(x, "uint32")
-    return cnp.sum(diagonal(x, offset, axis1, axis2), axis=-1)
+    d = diagonal(x, offset, axis1, axis2)
+    return cnp.sum(d, axis=-1, dtype=d.dtype)
 
 
 def roll(x, shift, axis=None):
@@ -1228,7 +1244,7 @@ def sinc(x):
 
 def vdot(x1, x2):
     x1, x2 = _binary(x1, x2)
-    return cnp.sum(cnp.reshape(x1, (-1,)) * cnp.reshape(x2, (-1,)))
+    return cnp.sum(cnp.reshape(x1, (-1,)) * cnp.reshape(x2, (-1,)), dtype=x1.dtype)
 
 
 def inner(x1, x2):

@@ -31,6 +31,14 @@ assert dt(ops.trunc(ops.ones((1,), "int8"))) == "int8"
 assert dt(ops.deg2rad(ops.ones((1,), "bfloat16"))) == "bfloat16"
 assert dt(ops.deg2rad(ops.ones((1,), "int32"))) == "float32"
 assert dt(ops.diff(ops.ones((3,), "bool"))) == "bool"
+i8 = ops.ones((2, 2), "int8")
+assert dt(ops.matmul(i8, i8)) == "int32" and dt(ops.einsum("ij,jk->ik", i8, i8)) == "int32"
+assert dt(ops.full((2,), 0)) == keras.config.floatx()
+assert dt(ops.max(ops.ones((2,), "bool"), initial=1)) == "bool"
+assert dt(ops.trace(ops.ones((2, 2), "int8"))) == "int32"
+assert dt(ops.trace(ops.ones((2, 2), "uint8"))) == "uint32"
+assert dt(ops.vdot(ops.ones((2,), "int16"), ops.ones((2,), "bool"))) == "int16"
+assert dt(ops.square(ops.ones((2,), "bool"))) == "int32"
 print("dtypes ok")
 '''
 
