@@ -99,6 +99,7 @@ line, to the file named by ${LOG_ENV}.
 """
 import json
 import os
+import time
 
 import pytest
 
@@ -110,6 +111,7 @@ _DONE = os.environ.get("${DONE_ENV}")
 
 def _log(**event):
     if _LOG:
+        event["t"] = round(time.time(), 3)  # wall clock: gaps between tests show too
         with open(_LOG, "a", encoding="utf-8") as f:
             f.write(json.dumps(event) + "\\n")
 
