@@ -15,8 +15,14 @@ Models:
            dense 120, dense 84, dense 10 (softmax), 28x28x1 inputs (channels last).
 
 Run alone: ``python -m benchmarks.bench_keras_fit [--models mlp lenet] [--steps N]
-[--backends kbackend torch jax]`` (``--steps`` times N steps per epoch instead of a
-whole epoch; the ms per step stays comparable).
+[--backends kbackend torch jax] [--threads T]`` (``--steps`` times N steps per epoch
+instead of a whole epoch; the ms per step stays comparable).
+
+Each row also gives the process' CPU seconds. On a small machine that other work keeps
+busy, 2 OpenBLAS/OpenMP threads that spin-wait for each other make NumPy's and torch's
+matrix products several times slower (seen here: 2-thread steps 5-20x slower than
+1-thread ones at a load average of 10, while XLA's pool was unaffected), so compare
+with ``--threads 1`` and the CPU seconds there.
 """
 from __future__ import annotations
 
