@@ -17,10 +17,14 @@ uint16 = numpy.dtype("uint16")
 uint32 = numpy.dtype("uint32")
 uint64 = numpy.dtype("uint64")
 bool_ = numpy.dtype("bool")
+# 8-bit floats (ml_dtypes) for storage and casts: Keras' float8 quantization keeps
+# weights in them; arithmetic runs after a cast to a wider float.
+float8_e4m3fn = numpy.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = numpy.dtype(ml_dtypes.float8_e5m2)
 
 SUPPORTED = (float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, uint16,
-             uint32, uint64, bool_)
-FLOATS = (float16, float32, float64, bfloat16)
+             uint32, uint64, bool_, float8_e4m3fn, float8_e5m2)
+FLOATS = (float16, float32, float64, bfloat16, float8_e4m3fn, float8_e5m2)
 _BY_NAME = {d.name: d for d in SUPPORTED}
 _BY_NAME.update({"bool_": bool_, "float": float64, "int": int64, "half": float16,
                  "double": float64})

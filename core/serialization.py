@@ -10,8 +10,8 @@ Loading never unpickles and never evaluates anything from the file: object array
 are refused, and the file's description of itself is JSON. Writes are atomic: the
 data goes to a temporary file in the target's directory, which is flushed, synced
 to disk and then renamed over the target, so a failed or interrupted save leaves
-the old file as it was. bfloat16 arrays are stored as their uint16 bits with a dtype
-marker and come back as bfloat16.
+the old file as it was. bfloat16 and float8 arrays are stored as their uint16/uint8
+bits with a dtype marker and come back as themselves.
 
 A file records whether a list or a dict was saved; :func:`load` returns the same
 kind. Plain ``.npz`` and HDF5 files with numeric arrays and no kbackend description
@@ -39,7 +39,7 @@ from collections.abc import Mapping
 import numpy
 
 from .context import as_context
-from .dtypes import SUPPORTED, as_dtype, bfloat16
+from .dtypes import SUPPORTED, as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from .ndarray import NDArray
 
 __all__ = ["load", "save"]
@@ -101,13 +101,18 @@ def _entries(data):
                     f"NDArray, got {type(data).__name__}")
 
 
+# ml_dtypes' types, stored as their bits (NumPy's formats only know its own dtypes).
+_BITS = {bfloat16: numpy.dtype(numpy.uint16), float8_e4m3fn: numpy.dtype(numpy.uint8),
+         float8_e5m2: numpy.dtype(numpy.uint8)}
+
+
 def _describe(kind, entries):
-    """The JSON description and the arrays as stored (bfloat16 as uint16 bits)."""
+    """The JSON description and the arrays as stored (ml_dtypes' types as their bits)."""
     arrays, items = [], []
     for i, (name, arr) in enumerate(entries):
         stored = arr
-        if arr.dtype == bfloat16:
-            stored = arr.view(numpy.uint16)
+        if arr.dtype in _BITS:
+            stored = arr.view(_BITS[arr.dtype])
         key = name if kind == "dict" and _SAFE_KEY.fullmatch(name) and \
             not name.startswith("__") else f"__array{i}"
         items.append({"name": name, "key": key, "dtype": arr.dtype.name})
@@ -226,10 +231,10 @@ def _restore(fname, item, arr) -> numpy.ndarray:
     except TypeError:
         raise _bad(fname, f"array {item['name']!r} has unsupported dtype "
                           f"{item['dtype']!r}") from None
-    if dtype == bfloat16:
-        if arr.dtype != numpy.uint16:
-            raise _bad(fname, f"bfloat16 array {item['name']!r} is stored as {arr.dtype}")
-        return arr.view(bfloat16)
+    if dtype in _BITS:
+        if arr.dtype != _BITS[dtype]:
+            raise _bad(fname, f"{dtype.name} array {item['name']!r} is stored as {arr.dtype}")
+        return arr.view(dtype)
     if arr.dtype != dtype:
         raise _bad(fname, f"array {item['name']!r} is stored as {arr.dtype} but described "
                           f"as {dtype.name}")
