@@ -227,10 +227,12 @@ def power(x1, x2):
 
 
 def matmul(x1, x2):
-    x1, x2 = _binary(x1, x2)
-    if standardize_dtype(x1.dtype) == "int8":
+    x1 = convert_to_tensor(x1)
+    x2 = convert_to_tensor(x2)
+    if standardize_dtype(x1.dtype) == "int8" and standardize_dtype(x2.dtype) == "int8":
         # int8 x int8 accumulates into int32 (as JAX does).
-        x1, x2 = cast(x1, "int32"), cast(x2, "int32")
+        return cnp.matmul(cast(x1, "int32"), cast(x2, "int32"))
+    x1, x2 = _binary(x1, x2)
     return cnp.matmul(x1, x2)
 
 
@@ -527,10 +529,11 @@ def tensordot(x1, x2, axes=2):
 
 
 def einsum(subscripts, *operands, **kwargs):
-    operands = _same_dtype(operands)
-    if operands and standardize_dtype(operands[0].dtype) == "int8":
-        # int8 operands accumulate into int32 (as JAX does).
+    operands = [convert_to_tensor(x) for x in operands]
+    if {standardize_dtype(x.dtype) for x in operands} == {"int8"}:
+        # Only-int8 operands accumulate into int32 (as JAX does).
         operands = [cast(x, "int32") for x in operands]
+    operands = _same_dtype(operands)
     return cnp.einsum(subscripts, *operands, **kwargs)
 
 

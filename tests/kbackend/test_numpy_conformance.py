@@ -33,6 +33,8 @@ assert dt(ops.deg2rad(ops.ones((1,), "int32"))) == "float32"
 assert dt(ops.diff(ops.ones((3,), "bool"))) == "bool"
 i8 = ops.ones((2, 2), "int8")
 assert dt(ops.matmul(i8, i8)) == "int32" and dt(ops.einsum("ij,jk->ik", i8, i8)) == "int32"
+b = ops.ones((2, 2), "bool")
+assert dt(ops.matmul(i8, b)) == "int8" and dt(ops.einsum("ij,jk->ik", i8, b)) == "int8"
 assert dt(ops.full((2,), 0)) == keras.config.floatx()
 assert dt(ops.max(ops.ones((2,), "bool"), initial=1)) == "bool"
 assert dt(ops.trace(ops.ones((2, 2), "int8"))) == "int32"
