@@ -9,6 +9,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import os
 
 import numpy
 from keras.src import tree
@@ -23,6 +24,7 @@ from core import autograd as _autograd
 from core import dtypes as _core_dtypes
 from core import np as cnp
 from core.ndarray import NDArray
+from core.ops import registry as _registry
 from core.ops.registry import F as _F
 
 SUPPORTS_SPARSE_TENSORS = False
@@ -77,6 +79,12 @@ class Variable(KerasVariable):
         value = convert_to_tensor(value, dtype=self._dtype)
         if self._value is None or self._value.shape != value.shape:
             self._value = value.copy()
+        elif _autograd.is_recording() and (self._value._node is not None
+                                           or value._node is not None):
+            # Assigned inside a recorded step (SpectralNormalization does): not
+            # differentiable, as in TF and JAX. The variable takes a new array, so the
+            # one the tape (and the trainer's gradient list) holds keeps its values.
+            self._value = value.detach().copy()
         else:
             # In place: whoever holds self._value (an optimizer slot, a layer) sees it.
             self._value[...] = value
@@ -218,36 +226,76 @@ def vectorized_map(function, elements):
 def compute_output_spec(fn, *args, **kwargs):
     """The KerasTensor(s) ``fn`` returns for the given (symbolic) arguments.
 
-    This runs ``fn`` on concrete core arrays, as Keras' numpy backend does: twice
-    when some input dimension is unknown (sizes 83 and 89; output dimensions that
-    differ are unknown). Inputs are zeros; when ``fn`` fails on zeros (a singular
-    matrix, say) it is run again on identity-like inputs (ones on the diagonal of
-    the last two axes), before the first error is raised.
+    First ``fn`` runs in core's abstract mode (``core.ops.registry.abstract_eval``):
+    each KerasTensor becomes a data-less placeholder array and every operator call on
+    placeholders is answered by the operator's ``infer`` rule, so no kernel runs and
+    no activation memory is allocated. When some input dimension is unknown, ``fn``
+    runs twice, with sizes 83 and 89 for the unknown dimensions; output dimensions
+    that differ are unknown.
 
-    Answering from core's registry ``infer`` rules instead, without running
-    anything, needs what core does not have yet: an abstract mode in which
-    ``invoke`` calls ``infer`` and returns data-less arrays, plus a fallback for
-    the kbackend functions that read values (index arrays, sizes, ``int(x)``).
+    Whenever the abstract run raises (``fn`` reads values through ``asnumpy``,
+    ``convert_to_numpy`` or ``int(x)``, calls an operator without an ``infer`` rule
+    or one whose output shape depends on values, writes into a tensor, ...), ``fn``
+    runs again concretely, as Keras' numpy backend does: on zeros, and when that
+    fails (a singular matrix, say) on identity-like inputs (ones on the diagonal of
+    the last two axes), before the first error is raised. Set
+    ``KBACKEND_OUTPUT_SPEC_DEBUG=1`` to print each fallback and its reason to
+    stderr, ``KBACKEND_ABSTRACT_OUTPUT_SPEC=0`` to always run concretely.
     """
+    none_in_shape = any(isinstance(x, KerasTensor) and None in x.shape
+                        for x in tree.flatten((args, kwargs)))
+    with StatelessScope(), SymbolicScope(), _autograd.pause(), numpy.errstate(all="ignore"):
+        outputs = None
+        if _ABSTRACT_SPEC:
+            try:
+                with _registry.abstract_eval():
+                    outputs = _spec_run(fn, args, kwargs, none_in_shape, "abstract")
+            except Exception as e:  # noqa: BLE001 - any failure: run concretely instead
+                if _SPEC_DEBUG:
+                    import sys
 
-    def concrete(x, size, kind):
-        if not isinstance(x, KerasTensor):
-            return x
-        dims = [size if d is None else d for d in x.shape]
-        a = numpy.zeros(dims, dtype=_numpy_dtype(x.dtype))
-        if kind == "eye" and a.size:
-            if a.ndim < 2:
-                a[...] = 1
-            else:
-                k = numpy.arange(builtins.min(a.shape[-2:]))
-                a[..., k, k] = 1
-        return cnp.array(a)
+                    print(f"kbackend compute_output_spec: concrete fallback for "
+                          f"{getattr(fn, '__qualname__', fn)!r}: {type(e).__name__}: {e}",
+                          file=sys.stderr)
+                outputs = None
+        if outputs is None:
+            outputs = _spec_run(fn, args, kwargs, none_in_shape, "zeros")
+    return outputs
+
+
+_ABSTRACT_SPEC = os.environ.get("KBACKEND_ABSTRACT_OUTPUT_SPEC", "1") != "0"
+_SPEC_DEBUG = os.environ.get("KBACKEND_OUTPUT_SPEC_DEBUG", "0") not in ("", "0")
+
+
+def _spec_input(x, size, kind):
+    """A core array standing for KerasTensor ``x`` (unknown dimensions of ``size``)."""
+    if not isinstance(x, KerasTensor):
+        return x
+    dims = [size if d is None else d for d in x.shape]
+    dtype = _numpy_dtype(x.dtype)
+    if kind == "abstract":
+        return _registry.placeholder(dims, dtype)
+    a = numpy.zeros(dims, dtype=dtype)
+    if kind == "eye" and a.size:
+        if a.ndim < 2:
+            a[...] = 1
+        else:
+            k = numpy.arange(builtins.min(a.shape[-2:]))
+            a[..., k, k] = 1
+    return cnp.array(a)
+
+
+def _spec_run(fn, args, kwargs, none_in_shape, kind):
+    """``fn``'s output specs from runs on inputs of ``kind`` ('abstract' or 'zeros')."""
 
     def run(size, kind):
-        args_c, kwargs_c = tree.map_structure(lambda x: concrete(x, size, kind), (args, kwargs))
+        args_c, kwargs_c = tree.map_structure(lambda x: _spec_input(x, size, kind),
+                                              (args, kwargs))
         return fn(*args_c, **kwargs_c)
 
     def run_any(size):
+        if kind == "abstract":
+            return run(size, "abstract")
         try:
             return run(size, "zeros")
         except Exception as first:  # noqa: BLE001 - value-dependent failure: try other values
@@ -256,20 +304,17 @@ def compute_output_spec(fn, *args, **kwargs):
             except Exception:  # noqa: BLE001
                 raise first from None
 
-    none_in_shape = any(isinstance(x, KerasTensor) and None in x.shape
-                        for x in tree.flatten((args, kwargs)))
-    with StatelessScope(), SymbolicScope(), _autograd.pause(), numpy.errstate(all="ignore"):
-        outputs = run_any(83)
-        if none_in_shape:
-            outputs_2 = run_any(89)
+    outputs = run_any(83)
+    if none_in_shape:
+        outputs_2 = run_any(89)
 
-            def merge(x1, x2):
-                if not is_tensor(x1):
-                    return x1
-                dims = [d1 if d1 == d2 else None for d1, d2 in zip(x1.shape, x2.shape)]
-                return KerasTensor(dims, standardize_dtype(x1.dtype))
+        def merge(x1, x2):
+            if not is_tensor(x1):
+                return x1
+            dims = [d1 if d1 == d2 else None for d1, d2 in zip(x1.shape, x2.shape)]
+            return KerasTensor(dims, standardize_dtype(x1.dtype))
 
-            outputs = tree.map_structure(merge, outputs, outputs_2)
+        outputs = tree.map_structure(merge, outputs, outputs_2)
 
     def to_spec(x):
         if is_tensor(x):

@@ -23,11 +23,11 @@ A custom ``train_step`` does what :meth:`KBackendTrainer.train_step` does (impor
     def train_step(self, data):
         x, y = data
         weights = self.trainable_weights
-        mark_trainable(weights)
+        arrays = mark_trainable(weights)
         with autograd.record():
             y_pred = self(x, training=True)
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred)
-        grads = autograd.grad(loss, [v.value for v in weights])
+        grads = autograd.grad(loss, arrays)
         self.optimizer.apply(grads, weights)
         ...  # update and return the metrics
 
@@ -73,20 +73,32 @@ def _marked(array):
     return array
 
 
-def _gradients(loss, variables):
-    """Gradients of ``loss`` for ``variables`` (computed inside the recording scope).
+def _gradients(loss, arrays):
+    """Gradients of ``loss`` for the marked ``arrays`` (from :func:`mark_trainable`).
 
-    The Variables' arrays must have been marked before the forward pass
-    (:func:`mark_trainable`); a Variable the loss does not depend on gets zeros.
+    An array the loss does not depend on gets zeros, and so does every array when the
+    loss is not on the tape at all (a constant loss), as on Keras' other backends.
     """
-    arrays = [v.value for v in variables]
+    if not isinstance(loss, _NDArray) or loss._node is None:
+        return [_zeros_like(a) for a in arrays]
     return _autograd.grad(loss, arrays)
 
 
-def mark_trainable(variables) -> None:
-    """Mark the core arrays of ``variables`` for gradients before a recorded forward."""
-    for v in variables:
-        _marked(v.value)
+def _zeros_like(array):
+    out = array.detach().copy()
+    out[...] = 0
+    return out
+
+
+def mark_trainable(variables) -> list:
+    """Mark the core arrays of ``variables`` for gradients before a recorded forward.
+
+    Returns:
+        The marked arrays, in order: take the gradients for these (a Variable assigned
+        inside the recorded step, as SpectralNormalization does, holds a new array
+        afterwards).
+    """
+    return [_marked(v.value) for v in variables]
 
 
 def update_loss_tracker(tracker, loss, batch_size: int) -> None:
@@ -123,7 +135,7 @@ class KBackendTrainer(base_trainer.Trainer):
     def train_step(self, data):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
         trainable_weights = self.trainable_weights[:]
-        mark_trainable(trainable_weights)
+        marked = mark_trainable(trainable_weights)
         with _autograd.record():
             if self._call_has_training_arg:
                 y_pred = self(x, training=True)
@@ -138,7 +150,7 @@ class KBackendTrainer(base_trainer.Trainer):
         update_loss_tracker(self._loss_tracker, loss.detach(), _batch_size(x))
 
         if trainable_weights:
-            gradients = _gradients(scaled_loss, trainable_weights)
+            gradients = _gradients(scaled_loss, marked)
             self.optimizer.apply(gradients, trainable_weights)
         else:
             warnings.warn("The model does not have any trainable weights.")

@@ -270,3 +270,41 @@ def test_steps_per_execution_runs_every_batch(hook_installed):
         print("ok")
     """)
     assert "ok" in out
+
+
+def test_constant_loss_gives_zero_gradients_and_assign_inside_a_step(hook_installed):
+    out = _run("""
+        # A loss that does not depend on the weights: zero gradients, as on TF/JAX/torch.
+        class Constant(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.dense = layers.Dense(2)
+
+            def call(self, inputs):
+                return self.dense(inputs)
+
+            def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                             training=True):
+                return keras.ops.convert_to_tensor(1.5)
+
+        model = Constant()
+        model.compile(optimizer=keras.optimizers.SGD(0.1))
+        model(x[:2])
+        w0 = [w.copy() for w in model.get_weights()]
+        h = model.fit(x[:20], y[:20], batch_size=10, epochs=1, verbose=0)
+        assert h.history["loss"][0] == 1.5
+        for a, b in zip(w0, model.get_weights()):
+            np.testing.assert_array_equal(a, b)
+
+        # SpectralNormalization assigns its kernel inside the recorded step.
+        keras.utils.set_random_seed(0)
+        sn = keras.Sequential([keras.Input((4,)),
+                               layers.SpectralNormalization(layers.Dense(3))])
+        sn.compile(optimizer="sgd", loss="mse")
+        hist = sn.fit(x[:64], np.ones((64, 3), "float32"), epochs=3, verbose=0)
+        assert all(np.isfinite(hist.history["loss"])), hist.history
+        kernel = sn.layers[0].layer.kernel.numpy()
+        assert np.linalg.norm(kernel, 2) < 1.5, np.linalg.norm(kernel, 2)  # power-iteration estimate, then one SGD step
+        print("ok")
+    """)
+    assert "ok" in out
