@@ -19,6 +19,23 @@ _invoke = None
 _EMPTY: dict = {}
 
 
+class AbstractValueError(RuntimeError):
+    """A value was needed during abstract evaluation (``core.ops.registry.abstract_eval``)."""
+
+
+class Placeholder(numpy.ndarray):
+    """The data of an abstract array: one zero broadcast to a shape; its values never read."""
+
+    def __array_ufunc__(self, *args, **kwargs):
+        raise AbstractValueError("abstract evaluation: an array's values were needed")
+
+    def __array_function__(self, *args, **kwargs):
+        raise AbstractValueError("abstract evaluation: an array's values were needed")
+
+    def __setitem__(self, key, value):
+        raise AbstractValueError("abstract evaluation: an abstract array was written to")
+
+
 class NDArray:
     """An n-dimensional array on a context (device), with autograd support.
 
@@ -106,6 +123,9 @@ class NDArray:
     def asnumpy(self) -> numpy.ndarray:
         """A NumPy copy of the data (synchronizes with the device)."""
         d = self._data
+        if type(d) is Placeholder:
+            raise AbstractValueError("abstract evaluation: the values of an array of shape "
+                                     f"{d.shape} {d.dtype} were read")
         if self._ctx.device_type == "cpu":
             return numpy.array(d, copy=True)
         return d.get()
@@ -287,6 +307,9 @@ class NDArray:
             self._data, self._node = res._data, res._node
             return
         v = value._data if isinstance(value, NDArray) else value
+        if type(v) is Placeholder:
+            raise AbstractValueError("abstract evaluation: an abstract array was written into "
+                                     "a concrete one")
         try:
             self._data[key] = v
         except (ValueError, TypeError, IndexError) as e:

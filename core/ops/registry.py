@@ -13,7 +13,9 @@ that ``infer`` agrees with ``forward`` for every operator.
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +23,7 @@ import numpy
 
 from .. import autograd as _ag
 from ..context import Context, current_context
-from ..ndarray import NDArray
+from ..ndarray import AbstractValueError, NDArray, Placeholder
 
 REGISTRY: dict[str, OpDef] = {}
 # Callables ``hook(op, inputs, attrs, outputs)`` run after every operator call (tests use
@@ -226,6 +228,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
     Returns:
         An NDArray, or a tuple of NDArrays for multi-output operators.
     """
+    if _abstract_depth and getattr(_abstract_tls, "on", False):
+        out = _invoke_abstract(op, inputs, attrs, ctx)
+        if out is not None:
+            return out
     raw = []
     in_ctx = None
     convert = False
@@ -286,6 +292,91 @@ def _wrap(o, ctx, xp):
     a._grad = None
     a._version = 0
     return a
+
+
+# --------------------------------------------------------------------------- abstract mode
+
+# Threads inside ``abstract_eval()``; the dispatch path reads only this counter, so
+# it costs one global lookup when no thread evaluates abstractly.
+_abstract_depth = 0
+_abstract_tls = threading.local()
+_abstract_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def abstract_eval():
+    """Evaluate operators abstractly (shapes and dtypes only) in this thread.
+
+    Inside the block, an operator call that has a placeholder among its inputs (see
+    :func:`placeholder`) runs no kernel: ``invoke`` asks the operator's ``infer`` rule
+    for the outputs' shapes and dtypes and returns placeholders. Calls on concrete
+    arrays only (weights, constants, creation operators) run as usual. Whatever needs
+    a placeholder's values (``asnumpy``, ``int(x)``, NumPy functions on its data,
+    writing into it) raises :class:`AbstractValueError`, as do operators without an
+    ``infer`` rule and operators whose output shape depends on values (``infer``
+    leaves a dimension None); callers catch it and fall back to a concrete run.
+    Nothing is recorded for autograd and no hooks run.
+    """
+    global _abstract_depth
+    prev = getattr(_abstract_tls, "on", False)
+    _abstract_tls.on = True
+    with _abstract_lock:
+        _abstract_depth += 1
+    try:
+        yield
+    finally:
+        with _abstract_lock:
+            _abstract_depth -= 1
+        _abstract_tls.on = prev
+
+
+def is_abstract() -> bool:
+    """Whether this thread is inside :func:`abstract_eval`."""
+    return bool(_abstract_depth and getattr(_abstract_tls, "on", False))
+
+
+def placeholder(shape, dtype, ctx: Context | None = None) -> NDArray:
+    """A data-less NDArray of ``shape`` and ``dtype`` (one zero broadcast, no memory)."""
+    data = numpy.broadcast_to(numpy.zeros((), dtype=dtype), tuple(shape)).view(Placeholder)
+    return NDArray._make(data, ctx if ctx is not None else current_context(), None)
+
+
+def is_placeholder(x) -> bool:
+    """Whether ``x`` is an NDArray made by :func:`placeholder` (or abstract evaluation)."""
+    return isinstance(x, NDArray) and type(x._data) is Placeholder
+
+
+def _invoke_abstract(op: OpDef, inputs, attrs, ctx):
+    """``invoke`` in abstract mode; None when no input is a placeholder (run concretely)."""
+    if not any(isinstance(x, NDArray) and type(x._data) is Placeholder for x in inputs):
+        return None
+    in_ctx = None
+    avals = []
+    for x in inputs:
+        if isinstance(x, NDArray):
+            if in_ctx is None:
+                in_ctx = x._ctx
+            elif x._ctx is not in_ctx:
+                raise _context_error(op, inputs)
+            avals.append(Aval(x._data.shape, x._data.dtype))
+        elif x is None or isinstance(x, _SCALARS):
+            avals.append(x)
+        else:  # array-likes: a list holding placeholders raises on conversion
+            avals.append(aval_of(numpy.asarray(x)) if not hasattr(x, "dtype") else aval_of(x))
+    if op.infer is None:
+        raise AbstractValueError(f"{op.name}: no infer rule, cannot evaluate abstractly")
+    out = op.infer(*avals, **attrs)
+    out_ctx = op.place(attrs, in_ctx) if op.place is not None else in_ctx
+    if isinstance(out, (tuple, list)):
+        return tuple(_abstract_out(op, o, out_ctx) for o in out)
+    return _abstract_out(op, out, out_ctx)
+
+
+def _abstract_out(op, aval, ctx):
+    shape = aval.shape
+    if not all(type(d) is int or isinstance(d, numbers.Integral) for d in shape):
+        raise AbstractValueError(f"{op.name}: the output shape {shape} depends on values")
+    return placeholder(shape, aval.dtype, ctx)
 
 
 def _to_array(op, xp, r):
