@@ -1,18 +1,22 @@
 """Keras backend ``numpy``: the functions behind ``keras.ops.numpy``, on ``core.np``.
 
 Result dtypes follow Keras' rules (``keras.src.backend.common.dtypes.result_type``,
-where Python scalars are weakly typed); the computation itself is core's.
-Functions of Keras' interface that are not implemented yet are listed in
-``_NOT_YET`` and raise NotImplementedError naming themselves when called.
+where Python scalars are weakly typed); the computation itself is core's. Every
+function of Keras' interface is here.
 """
 from __future__ import annotations
 
+import builtins as _builtins
+import itertools
+
+import numpy as _np
 from keras.src.backend import config
 from keras.src.backend.common import dtypes, standardize_dtype
 
+from core import nd as _nd
 from core import np as cnp
-from kbackend._missing import add_stubs
 from kbackend.core import _numpy_dtype, cast, convert_to_tensor
+from kbackend.core import convert_to_numpy as _to_numpy
 
 _WEAK = (bool, int, float)
 
@@ -549,16 +553,7 @@ def array(x, dtype=None):
     return convert_to_tensor(x, dtype=dtype)
 
 
-# The rest of Keras' numpy interface: not implemented yet.
-
-
 # ---------------------------------------------------------------- more of keras.ops.numpy
-import builtins as _builtins  # noqa: E402
-
-import numpy as _np  # noqa: E402  (index computations and non-differentiable results)
-
-from core import nd as _nd  # noqa: E402
-from kbackend.core import convert_to_numpy as _to_numpy  # noqa: E402
 
 
 def _float_t(x):
@@ -770,7 +765,7 @@ def array_split(x, indices_or_sections, axis=0):
     edges = [0] + [int(b) for b in bounds] + [x.shape[axis]]
     axis = axis % x.ndim
     out = []
-    for a, b in zip(edges[:-1], edges[1:]):
+    for a, b in itertools.pairwise(edges):
         index = [slice(None)] * x.ndim
         index[axis] = slice(a, b)
         out.append(x[tuple(index)])
@@ -1504,6 +1499,3 @@ def vectorize(pyfunc, *, excluded=None, signature=None):
     from keras.src.backend.common.backend_utils import vectorize_impl
 
     return vectorize_impl(pyfunc, _vmap, excluded=excluded, signature=signature)
-
-_NOT_YET = []
-add_stubs(globals(), "numpy", _NOT_YET)
