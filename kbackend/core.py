@@ -32,7 +32,7 @@ SUPPORTS_RAGGED_TENSORS = False
 SUPPORTS_COMPLEX_DTYPES = False
 IS_THREAD_SAFE = True
 
-# The dtypes core stores (not uint16/32/64, complex or strings); Keras' names.
+# The dtypes core stores (not complex or strings); Keras' names.
 _SUPPORTED = {standardize_dtype(d.name) for d in _core_dtypes.SUPPORTED}
 
 
@@ -122,10 +122,17 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
             f"concrete tensor; it only exists while a functional model is being built")
     if dtype is None:
         if isinstance(x, (numpy.ndarray, numpy.generic)):
+            if x.dtype.kind in "USO":
+                raise TypeError(
+                    f"convert_to_tensor: arrays of dtype {x.dtype} (strings or Python "
+                    f"objects) are not supported by the kbackend backend")
             dtype = _standard(x.dtype)
         else:
-            dtype = result_type(
-                *[getattr(item, "dtype", type(item)) for item in tree.flatten(x)])
+            leaves = tree.flatten(x)
+            if any(isinstance(item, (str, bytes)) for item in leaves):
+                raise TypeError("convert_to_tensor: string tensors are not supported by "
+                                "the kbackend backend")
+            dtype = result_type(*[getattr(item, "dtype", type(item)) for item in leaves])
         _check_dtype(dtype)
     if isinstance(x, (list, tuple)) and any(
             isinstance(v, (NDArray, Variable)) for v in tree.flatten(x)):

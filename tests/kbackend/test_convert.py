@@ -34,3 +34,20 @@ def test_list_of_tensors_keeps_gradients_and_regularizers_train():
         print("ok")
     ''', keras_backend="kbackend"))
     assert out.strip() == "ok"
+
+
+def test_strings_and_complex_are_refused_naming_the_op():
+    out = check(run_python(r'''
+        import numpy as np, keras
+        from keras import ops
+        for bad, words in [(np.array(["a"]), "strings"), (["a", "b"], "string"),
+                           (np.array([1 + 2j]), "complex128")]:
+            try:
+                ops.convert_to_tensor(bad)
+            except TypeError as e:
+                assert "convert_to_tensor" in str(e) and words in str(e), e
+            else:
+                raise AssertionError(f"{bad!r} was accepted")
+        print("ok")
+    ''', keras_backend="kbackend"))
+    assert out.strip() == "ok"
