@@ -487,7 +487,19 @@ def clip(x, x_min, x_max):
     x = convert_to_tensor(x)
     if standardize_dtype(x.dtype) == "bool":
         x = cast(x, "int32")
-    return cnp.clip(x, x_min, x_max)
+    if _is_scalar_bound(x_min) and _is_scalar_bound(x_max):
+        return cnp.clip(x, x_min, x_max)
+    # Tensor bounds (Keras' relu max_value, the quantizers): broadcast, in x's dtype.
+    dt = standardize_dtype(x.dtype)
+    if x_min is not None:
+        x = cnp.maximum(x, cast(convert_to_tensor(x_min), dt))
+    if x_max is not None:
+        x = cnp.minimum(x, cast(convert_to_tensor(x_max), dt))
+    return x
+
+
+def _is_scalar_bound(b) -> bool:
+    return b is None or isinstance(b, (bool, int, float, _np.generic))
 
 
 def take(x, indices, axis=None):

@@ -215,3 +215,19 @@ def test_numpy_more(hook_installed):
 
 def test_unfold_fold_vectorize(hook_installed):
     assert "unfold/vectorize ok" in check(run_python(UNFOLD_VECTORIZE, "kbackend", timeout=300))
+
+
+def test_clip_with_tensor_bounds():
+    out = check(run_python(r'''
+        import numpy as np, keras
+        from keras import ops
+        x = np.array([-2.0, 0.5, 3.0], "float32")
+        lo, hi = ops.convert_to_tensor(0.0), ops.convert_to_tensor(1.0)
+        np.testing.assert_array_equal(ops.convert_to_numpy(ops.clip(x, lo, hi)), [0, 0.5, 1])
+        got = ops.clip(x, np.array([0.0, 0.0, 2.0]), 2.5)
+        np.testing.assert_array_equal(ops.convert_to_numpy(got), [0, 0.5, 2.5])
+        relu = keras.layers.ReLU(max_value=1.0)
+        np.testing.assert_array_equal(ops.convert_to_numpy(relu(x)), [0, 0.5, 1])
+        print("ok")
+    ''', keras_backend="kbackend"))
+    assert out.strip() == "ok"
