@@ -19,12 +19,13 @@ import os
 import tempfile
 import time
 
+# isort: off
+import kbackend  # noqa: F401  (first: it registers the backend before keras loads)
 import keras
+# isort: on
 import numpy
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
-
-import kbackend  # noqa: F401  (before keras: registers the backend)
 
 NUM_CLASSES = 10
 
