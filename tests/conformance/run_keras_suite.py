@@ -68,6 +68,7 @@ ALL_TARGETS = ["ops", "layers", "models", "trainers", "optimizers", "losses", "m
 BACKEND = "kbackend"
 LOG_ENV = "KBACKEND_CONFORMANCE_LOG"
 DONE_ENV = "KBACKEND_CONFORMANCE_DONE"
+SAMPLE_ENV = "KBACKEND_CONFORMANCE_SAMPLE_SLICE"
 CRASH_MESSAGE = "the pytest process died or was killed (hang) during this test"
 
 # Test files that hard-code the built-in backends (an if/elif chain that picks a
@@ -95,11 +96,13 @@ Stands in for the conftest.py of Keras' repository (not in the sdist): registers
 tests when Keras sees a single device, and defines ``skip_if_backend``. It also makes
 ``--deselect`` (the runner's exclusion list) exact (``path::Class::test`` deselects that test and its
 parametrizations, not ``test_more``) and logs every test's outcome, one JSON object a
-line, to the file named by ${LOG_ENV}.
+line, to the file named by ${LOG_ENV}. With ${SAMPLE_ENV}="K/N" it keeps the tests
+whose CRC-32 of the test id is K modulo N (a fixed sample of about 1/N of them).
 """
 import json
 import os
 import time
+import zlib
 
 import pytest
 
@@ -107,6 +110,7 @@ from keras.src.backend import backend
 
 _LOG = os.environ.get("${LOG_ENV}")
 _DONE = os.environ.get("${DONE_ENV}")
+_SAMPLE = os.environ.get("${SAMPLE_ENV}")
 
 
 def _log(**event):
@@ -149,8 +153,11 @@ def pytest_collection_modifyitems(config, items):
         with open(_DONE, encoding="utf-8") as f:
             done = {line.strip() for line in f if line.strip()}
     keep, excluded = [], []
+    part, parts = (int(v) for v in _SAMPLE.split("/")) if _SAMPLE else (0, 1)
     for item in items:
         if item.nodeid in done:
+            continue
+        if parts > 1 and zlib.crc32(item.nodeid.encode()) % parts != part:
             continue
         (excluded if _matches(item.nodeid, prefixes) else keep).append(item)
     if excluded:
@@ -201,7 +208,8 @@ def pytest_runtest_logreport(report):
 
 def skip_if_backend(given_backend, reason):
     return pytest.mark.skipif(backend() == given_backend, reason=reason)
-'''.replace("${LOG_ENV}", LOG_ENV).replace("${DONE_ENV}", DONE_ENV)
+'''.replace("${LOG_ENV}", LOG_ENV).replace("${DONE_ENV}", DONE_ENV).replace(
+    "${SAMPLE_ENV}", SAMPLE_ENV)
 
 
 # Written as keras/__init__.py when the tree lacks one (the sdist does; Keras' repository
@@ -724,6 +732,7 @@ class RunConfig:
     keyword: str | None = None
     extra: list = field(default_factory=list)
     verbose: bool = False
+    sample: str = ""
 
 
 def run_target(target: str, exclusions: list, cfg: RunConfig, logdir: Path) -> dict:
@@ -740,6 +749,9 @@ def run_target(target: str, exclusions: list, cfg: RunConfig, logdir: Path) -> d
     for p in (log, done):
         p.unlink(missing_ok=True)
     env = dict(os.environ, KERAS_BACKEND=cfg.backend, **{LOG_ENV: str(log), DONE_ENV: str(done)})
+    env.pop(SAMPLE_ENV, None)
+    if cfg.sample:
+        env[SAMPLE_ENV] = cfg.sample
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
            "--timeout", str(cfg.timeout), "-rN", "--continue-on-collection-errors"]
@@ -848,6 +860,9 @@ def main(argv=None) -> int:
     parser.add_argument("--per-file", action="store_true",
                         help="one subprocess per test file instead of per folder")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression")
+    parser.add_argument("--sample", default="", metavar="K/N",
+                        help="run a fixed sample of about 1/N of the tests: those whose "
+                             "CRC-32 of the test id is K modulo N (CI runs one slice)")
     parser.add_argument("--pytest-arg", action="append", default=[],
                         help="one more argument for pytest (repeatable)")
     parser.add_argument("--markdown", action="store_true",
@@ -857,6 +872,10 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the results as JSON here")
     parser.add_argument("--junit", help="write the results as JUnit XML here")
     args = parser.parse_args(argv)
+    if args.sample:
+        k, _, n = args.sample.partition("/")
+        if not (k.isdigit() and n.isdigit() and 0 <= int(k) < int(n)):
+            parser.error(f"--sample: expected K/N with 0 <= K < N, got {args.sample!r}")
     if threading.current_thread() is threading.main_thread():
         # SIGTERM ends the run like Ctrl-C: the pytest subprocess is killed too.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -900,7 +919,7 @@ def main(argv=None) -> int:
         cfg = RunConfig(root=root, timeout=args.timeout,
                         stall=args.stall or 2 * args.timeout + 60,
                         target_timeout=args.target_timeout, keyword=args.keyword,
-                        extra=args.pytest_arg)
+                        extra=args.pytest_arg, sample=args.sample)
         results: dict = {}
         began = time.monotonic()
         for target in expand(targets, root, args.per_file):
@@ -918,7 +937,7 @@ def main(argv=None) -> int:
         stale = stale_exclusions(exclusions, targets, ordered)
         print()
         print(format_text(per_file, total, failures))
-        if stale and not args.keyword:
+        if stale and not args.keyword and not args.sample:
             print(f"\nnote: {len(stale)} exclusion(s) matched no test: "
                   + ", ".join(stale[:10]))
         if args.causes and failures:
