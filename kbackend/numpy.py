@@ -367,8 +367,12 @@ def min(x, axis=None, keepdims=False, initial=None):
     return _extreme(x, axis, keepdims, initial, cnp.min, cnp.minimum)
 
 
-amax = max
-amin = min
+def amax(x, axis=None, keepdims=False):
+    return max(x, axis=axis, keepdims=keepdims)
+
+
+def amin(x, axis=None, keepdims=False):
+    return min(x, axis=axis, keepdims=keepdims)
 
 
 def var(x, axis=None, keepdims=False):
