@@ -190,6 +190,12 @@ def _fake_tree(root: Path) -> Path:
 
             def test_after_crash(self):
                 pass
+
+            def test_needs_reference(self):
+                raise ModuleNotFoundError("No module named 'torch'", name="torch")
+
+            def test_needs_other_module(self):
+                raise ModuleNotFoundError("No module named 'foo'", name="foo")
         """))
     (root / "conftest.py").write_text(rks.CONFTEST)
     return root
@@ -207,7 +213,10 @@ def test_run_target_end_to_end(tmp_path):
     assert got == {"test_ok": "passed", "test_fails": "failed", "test_excluded": "excluded",
                    "test_excluded_not": "passed", "test_multi": "skipped",
                    "test_skipped": "skipped", "test_crash": "failed",
-                   "test_after_crash": "passed"}
+                   "test_after_crash": "passed", "test_needs_reference": "skipped",
+                   "test_needs_other_module": "failed"}
+    assert "torch as a test reference" in \
+        res["keras/src/ops/a_test.py::TestA::test_needs_reference"].message
     assert res["keras/src/ops/a_test.py::TestA::test_crash"].message == rks.CRASH_MESSAGE
 
 
