@@ -59,6 +59,7 @@ from keras.src.utils import traceback_utils
 from keras.src.utils.python_utils import pythonify_logs
 
 from core import autograd as _autograd
+from core import np as _cnp
 from core.ndarray import NDArray as _NDArray
 
 
@@ -80,14 +81,8 @@ def _gradients(loss, arrays):
     loss is not on the tape at all (a constant loss), as on Keras' other backends.
     """
     if not isinstance(loss, _NDArray) or loss._node is None:
-        return [_zeros_like(a) for a in arrays]
+        return [_cnp.zeros_like(a) for a in arrays]
     return _autograd.grad(loss, arrays)
-
-
-def _zeros_like(array):
-    out = array.detach().copy()
-    out[...] = 0
-    return out
 
 
 def mark_trainable(variables) -> list:
