@@ -36,6 +36,17 @@ class Placeholder(numpy.ndarray):
         raise AbstractValueError("abstract evaluation: an abstract array was written to")
 
 
+def _traced(a, b) -> bool:
+    """Whether an in-place write involves a traced (placeholder) array: it is then
+    recorded as a new value (``core.symbol.trace``) instead of written."""
+    if type(a._data) is not Placeholder and not (isinstance(b, NDArray)
+                                                 and type(b._data) is Placeholder):
+        return False
+    from .ops.registry import is_tracing
+
+    return is_tracing()
+
+
 class NDArray:
     """An n-dimensional array on a context (device), with autograd support.
 
@@ -301,8 +312,9 @@ class NDArray:
             raise ValueError(f"__setitem__: the value is on {value._ctx} but the array is on "
                              f"{self._ctx}; move it with value.as_in_context({self._ctx})")
         if _ag._state.recording and (self._node is not None or (
-                isinstance(value, NDArray) and value._node is not None)):
-            self._check_not_leaf("__setitem__")
+                isinstance(value, NDArray) and value._node is not None)) or _traced(self, value):
+            if _ag._state.recording:
+                self._check_not_leaf("__setitem__")
             res = _invoke(_R["_index_update"], (self, value), {"key": key})
             self._data, self._node = res._data, res._node
             return
@@ -332,8 +344,9 @@ class NDArray:
 
     def _inplace(self, name, other):
         if _ag._state.recording and (self._node is not None or (
-                isinstance(other, NDArray) and other._node is not None)):
-            self._check_not_leaf(f"in-place {name}")
+                isinstance(other, NDArray) and other._node is not None)) or _traced(self, other):
+            if _ag._state.recording:
+                self._check_not_leaf(f"in-place {name}")
             res = _invoke(_R[name], (self, other), _EMPTY)
             if res.shape != self.shape:
                 raise ValueError(f"in-place {name}: the result has shape {res.shape}, which "

@@ -183,7 +183,7 @@ class _Dist:
         attrs = {self.size_attr: None, "dtype": None}
         attrs.update({p: None if d is _REQUIRED else d for p, d in self.params})
         inputs = tuple(p if d is _REQUIRED else p + "?" for p, d in self.params)
-        defop(regname, infer=self.infer, inputs=inputs, attrs=attrs, needs_ctx=True,
+        defop(regname, infer=self.infer, inputs=inputs, attrs=attrs, needs_ctx=True, random=True,
               differentiable=False, save=False, nd=nd, np=np, doc=self.doc)(self.forward)
 
 
@@ -314,12 +314,12 @@ def _randint(name, api):
 
 _ri_nd = _randint("random_randint", "nd")
 defop("random_randint", infer=_ri_nd[0], inputs=(),
-      attrs={"low": None, "high": None, "shape": None, "dtype": "int32"}, needs_ctx=True,
+      attrs={"low": None, "high": None, "shape": None, "dtype": "int32"}, needs_ctx=True, random=True,
       differentiable=False, save=False, nd=("random.randint", "random_randint"),
       doc="Uniform random integers in [low, high) (int32 by default, as in MXNet).")(_ri_nd[1])
 _ri_np = _randint("np_random_randint", "np")
 defop("np_random_randint", infer=_ri_np[0], inputs=(),
-      attrs={"low": None, "high": None, "size": None, "dtype": "int64"}, needs_ctx=True,
+      attrs={"low": None, "high": None, "size": None, "dtype": "int64"}, needs_ctx=True, random=True,
       differentiable=False, save=False, np=("random.randint",),
       doc="Uniform random integers in [low, high), or [0, low) without high.")(_ri_np[1])
 
@@ -339,7 +339,7 @@ def _shuffle_infer(data):
     return Aval(data.shape, data.dtype)
 
 
-@defop("random_shuffle", infer=_shuffle_infer, inputs=("data",), needs_ctx=True,
+@defop("random_shuffle", infer=_shuffle_infer, inputs=("data",), needs_ctx=True, random=True,
        differentiable=False, save=False, nd=("random.shuffle",), np=("random.permutation",))
 def _shuffle(xp, data, ctx=None):
     """A copy of ``data`` with its first axis randomly permuted (an int n: a permuted range)."""
@@ -399,7 +399,7 @@ def _multinomial_vjp(c, g):
 
 
 @defop("random_multinomial", infer=_multinomial_infer, vjp=_multinomial_vjp, inputs=("data",),
-       attrs={"shape": None, "get_prob": False, "dtype": "int32"}, needs_ctx=True,
+       attrs={"shape": None, "get_prob": False, "dtype": "int32"}, needs_ctx=True, random=True,
        nd=("random.multinomial", "sample_multinomial"))
 def _multinomial(xp, data, shape=None, get_prob=False, dtype="int32", ctx=None):
     """Categories drawn from the probability rows of ``data`` (and, with get_prob, log p)."""
@@ -453,7 +453,7 @@ def _np_multinomial_infer(n, pvals, size=None):
 
 
 @defop("np_random_multinomial", infer=_np_multinomial_infer, inputs=("n", "pvals"),
-       attrs={"size": None}, needs_ctx=True, differentiable=False, save=False,
+       attrs={"size": None}, needs_ctx=True, random=True, differentiable=False, save=False,
        np=("random.multinomial",))
 def _np_multinomial(xp, n, pvals, size=None, ctx=None):
     """NumPy's multinomial: counts of ``n`` draws over ``len(pvals)`` categories."""
@@ -510,7 +510,7 @@ def _choice_infer(a, size=None, replace=True, p=None):
 
 
 @defop("np_random_choice", infer=_choice_infer, inputs=("a",),
-       attrs={"size": None, "replace": True, "p": None}, needs_ctx=True, differentiable=False,
+       attrs={"size": None, "replace": True, "p": None}, needs_ctx=True, random=True, differentiable=False,
        save=False, np=("random.choice",))
 def _choice(xp, a, size=None, replace=True, p=None, ctx=None):
     """NumPy's choice: samples from ``a`` (or ``range(a)``), optionally weighted by ``p``."""

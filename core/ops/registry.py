@@ -67,8 +67,11 @@ class OpDef:
         "needs_ctx",
         "np",
         "place",
+        "random",
         "save",
+        "updates",
         "variadic",
+        "visible_outputs",
         "vjp",
     )
 
@@ -87,7 +90,9 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           inputs: Sequence[str] = ("x",), attrs: dict | None = None,
           nd: Sequence[str] = (), np: Sequence[str] = (), kind: str = "primitive",
           variadic: bool = False, needs_ctx: bool = False, differentiable: bool = True,
-          save: bool | str = True, place: Callable | None = None, doc: str = ""):
+          save: bool | str = True, place: Callable | None = None, random: bool = False,
+          updates: dict | None = None, visible_outputs: Callable | int | None = None,
+          doc: str = ""):
     """Register an operator; used as a decorator on its ``forward(xp, *arrays, **attrs)``.
 
     Args:
@@ -115,6 +120,14 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
         place: ``place(attrs, in_ctx) -> Context`` for operators whose output lives on
             another context than their inputs (the copy between contexts); ``forward``
             then also receives ``_from=`` (the input context).
+        random: the operator draws from the context's random generator, so a graph
+            must run it anew each time (never constant-folded nor merged).
+        updates: ``{input position: output position}`` for operators with auxiliary
+            states (MXNet's BatchNorm moving statistics): in a graph, the variable in
+            that input position takes the value of that output after each forward run
+            (``core.symbol`` lists such variables as auxiliary states).
+        visible_outputs: how many leading outputs a Symbol of this operator shows
+            (an int, or ``f(attrs) -> int``); default all.
         doc: a one-line description (the generated functions' docstring).
     """
 
@@ -125,7 +138,8 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
                    attrs=dict(attrs or {}), nd=tuple(nd), np=tuple(np), kind=kind,
                    variadic=variadic, needs_ctx=needs_ctx,
                    differentiable=differentiable and vjp is not None, save=save, place=place,
-                   doc=doc or (forward.__doc__ or "").strip())
+                   random=random, updates=dict(updates or {}),
+                   visible_outputs=visible_outputs, doc=doc or (forward.__doc__ or "").strip())
         REGISTRY[name] = op
         return op
 
@@ -228,10 +242,16 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
     Returns:
         An NDArray, or a tuple of NDArrays for multi-output operators.
     """
-    if _abstract_depth and getattr(_abstract_tls, "on", False):
-        out = _invoke_abstract(op, inputs, attrs, ctx)
-        if out is not None:
-            return out
+    if _abstract_depth:
+        tracer = getattr(_abstract_tls, "tracer", None)
+        if tracer is not None:
+            out = tracer.record(op, inputs, attrs, ctx)
+            if out is not None:
+                return out
+        if getattr(_abstract_tls, "on", False):
+            out = _invoke_abstract(op, inputs, attrs, ctx)
+            if out is not None:
+                return out
     raw = []
     in_ctx = None
     convert = False
@@ -328,6 +348,28 @@ def abstract_eval():
         with _abstract_lock:
             _abstract_depth -= 1
         _abstract_tls.on = prev
+
+
+def _enter_tracer(tracer):
+    """Make ``tracer`` (``core.symbol.trace.Tracer``) this thread's; returns the previous."""
+    global _abstract_depth
+    prev = getattr(_abstract_tls, "tracer", None)
+    _abstract_tls.tracer = tracer
+    with _abstract_lock:
+        _abstract_depth += 1
+    return prev
+
+
+def _exit_tracer(prev) -> None:
+    global _abstract_depth
+    _abstract_tls.tracer = prev
+    with _abstract_lock:
+        _abstract_depth -= 1
+
+
+def is_tracing() -> bool:
+    """Whether this thread is tracing operator calls into a graph (``core.symbol``)."""
+    return bool(_abstract_depth and getattr(_abstract_tls, "tracer", None) is not None)
 
 
 def is_abstract() -> bool:

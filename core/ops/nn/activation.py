@@ -477,7 +477,7 @@ def _rrelu_vjp(c, g):
 
 @defop("_rrelu", infer=_rrelu_infer, vjp=_rrelu_vjp, attrs={"lower_bound": 0.125,
                                                             "upper_bound": 0.334},
-       needs_ctx=True)
+       needs_ctx=True, random=True)
 def _rrelu(xp, x, lower_bound=0.125, upper_bound=0.334, ctx=None):
     """rrelu in training: slopes drawn per element from U(lower_bound, upper_bound).
 

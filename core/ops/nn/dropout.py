@@ -57,7 +57,7 @@ def _dropout_vjp(c, g):
 
 
 @defop("Dropout", infer=_dropout_infer, vjp=_dropout_vjp, inputs=("data",), attrs=_ATTRS,
-       needs_ctx=True)
+       needs_ctx=True, random=True)
 def _dropout(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False, training=True,
              ctx=None):
     """Drop units with probability ``p`` and scale the rest by ``1 / (1 - p)``.

@@ -254,7 +254,7 @@ def _rnn_vjp(c, g):
 
 
 @defop("RNN", infer=_rnn_infer, vjp=_rnn_vjp, inputs=_INPUTS, attrs=dict(_ATTRS),
-       needs_ctx=True)
+       needs_ctx=True, random=True)
 def _rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, ctx=None, **at):
     """Fused multi-layer RNN/LSTM/GRU; returns (out, h_n, [c_n,] reserve)."""
     cfg = _config(data, parameters, state, state_cell, sequence_length, at)
