@@ -15,8 +15,10 @@ against the array module, computed without overflow (softplus as
 uses the mean slope otherwise. The training flag is read by the public function
 ``nd.LeakyReLU`` (registered through ``NAMESPACE_OVERRIDES``); the operators
 themselves are pure functions of their inputs and attributes: ``LeakyReLU`` always
-computes the inference form, ``_rrelu`` the training form (it returns the slopes it
-drew as a second output, which its VJP multiplies by).
+computes the inference form, ``_rrelu`` the form its ``training`` attribute says (it
+returns the slopes it used as a second output, which its VJP multiplies by). While
+tracing (``core.symbol``), ``nd.LeakyReLU(act_type="rrelu")`` emits ``_rrelu`` with
+``training=TRAIN``, the executor's mode.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from ... import autograd, cuda
 from ... import random as _random
 from ..broadcast import sum_to
 from ..infer import fmt
-from ..registry import Aval, F, defop, invoke
+from ..registry import Aval, F, defop, invoke, is_tracing
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -465,7 +467,7 @@ def _leaky_relu(xp, x, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.1
     return _LEAKY_FWD(xp, x, gamma, act_type, slope, lower_bound, upper_bound)
 
 
-def _rrelu_infer(x, lower_bound=0.125, upper_bound=0.334):
+def _rrelu_infer(x, lower_bound=0.125, upper_bound=0.334, training=True):
     a = _leaky_infer(x, None, "rrelu", lower_bound=lower_bound, upper_bound=upper_bound)
     return a, a
 
@@ -475,16 +477,20 @@ def _rrelu_vjp(c, g):
     return (F.where(x > 0, g[0], g[0] * c.outputs[1]),)
 
 
-@defop("_rrelu", infer=_rrelu_infer, vjp=_rrelu_vjp, attrs={"lower_bound": 0.125,
-                                                            "upper_bound": 0.334},
-       needs_ctx=True, random=True)
-def _rrelu(xp, x, lower_bound=0.125, upper_bound=0.334, ctx=None):
-    """rrelu in training: slopes drawn per element from U(lower_bound, upper_bound).
+@defop("_rrelu", infer=_rrelu_infer, vjp=_rrelu_vjp,
+       attrs={"lower_bound": 0.125, "upper_bound": 0.334, "training": True},
+       needs_ctx=True, random=True, visible_outputs=1)
+def _rrelu(xp, x, lower_bound=0.125, upper_bound=0.334, training=True, ctx=None):
+    """rrelu: in training slopes drawn per element from U(lower_bound, upper_bound),
+    otherwise (``training=False``) their mean, exactly as ``LeakyReLU``'s inference form.
 
     Returns ``(out, slopes)``; the VJP multiplies by the same slopes.
     """
     if not lower_bound <= upper_bound:
         raise ValueError("bounds")  # infer explains
+    if not training:
+        out = _LEAKY_FWD(xp, x, None, "rrelu", 0.25, lower_bound, upper_bound)
+        return out, xp.full(x.shape, (lower_bound + upper_bound) / 2.0, dtype=x.dtype)
     gen = _random.get_generator(ctx)
     u = gen.random(x.shape, dtype=numpy.float64 if x.dtype == numpy.float64 else numpy.float32)
     slopes = (u * (upper_bound - lower_bound) + lower_bound).astype(x.dtype, copy=False)
@@ -497,8 +503,8 @@ def LeakyReLU(data=None, gamma=None, act_type="leaky", slope=0.25, lower_bound=0
     gelu (erf), gelu_tanh, rrelu.
 
     ``rrelu`` draws one slope per element from U(lower_bound, upper_bound) while
-    ``autograd.is_training()`` and uses their mean otherwise; the other types do not
-    depend on the mode.
+    ``autograd.is_training()`` and uses their mean otherwise (while tracing a graph,
+    in the executor's mode); the other types do not depend on the mode.
 
     Example:
         >>> from core import nd
@@ -510,8 +516,14 @@ def LeakyReLU(data=None, gamma=None, act_type="leaky", slope=0.25, lower_bound=0
     if kwargs:
         raise TypeError(f"LeakyReLU: unexpected keyword argument(s) {sorted(kwargs)}; accepted: "
                         "data, gamma, act_type, slope, lower_bound, upper_bound, out")
-    if act_type == "rrelu" and autograd.is_training():
-        res, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound})
+    if act_type == "rrelu" and is_tracing():
+        from ...symbol.graph import TRAIN
+
+        res, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound,
+                                         "training": TRAIN})
+    elif act_type == "rrelu" and autograd.is_training():
+        res, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound,
+                                         "training": True})
     else:
         res = invoke(_leaky_relu, [data, gamma],
                      {"act_type": act_type, "slope": slope, "lower_bound": lower_bound,

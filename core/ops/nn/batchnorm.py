@@ -17,12 +17,20 @@ pass and accumulates cuDNN's running variance, which cuDNN documents as the unbi
 (m / (m - 1)) estimate. We follow the CPU reference: biased variance, applied when the
 training forward runs (as cuDNN does), so the statistics change after a training
 forward whether or not backward follows.
+
+For graphs (``core.symbol``) there is also the registry operator ``BatchNorm``: one
+pure operator for both modes, selected by its ``training`` attribute, with five outputs
+(out, mean, inv_std, new_moving_mean, new_moving_var) of which a Symbol shows one (three
+with ``output_mean_var``); the last two replace the moving statistics after each run
+(``updates``). While tracing, ``nd.BatchNorm`` on a traced input emits it with
+``training=TRAIN`` (the executor's ``is_train``) and writes the new statistics into
+``moving_mean``/``moving_var`` in place, which the tracer records as graph updates.
 """
 from __future__ import annotations
 
 from ... import autograd as _ag
-from ...ndarray import NDArray, array
-from ..registry import Aval, F, defop
+from ...ndarray import NDArray, Placeholder, array
+from ..registry import Aval, F, defop, invoke, is_tracing
 from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats
 
 # The smallest eps a backend's batch-norm kernel accepts, by array module (none today:
@@ -68,6 +76,10 @@ def _train_vjp(c, g):
 def _batch_norm_train(xp, data, gamma, beta, eps=1e-3, fix_gamma=True, axis=1):
     """Batch normalization with the batch statistics over every axis but ``axis``:
     (out, mean, var), var the biased variance, statistics of shape (C,)."""
+    return _train_forward(xp, data, gamma, beta, eps, fix_gamma, axis)
+
+
+def _train_forward(xp, data, gamma, beta, eps, fix_gamma, axis):
     L = plan("batch", tuple(data.shape), data.dtype, _stats_params(gamma, beta), axis)
     out, mean, var = normalize(xp, data, gamma, beta, L, eps, fix_gamma)
     c = (data.shape[axis],)
@@ -95,6 +107,10 @@ def _infer_vjp(c, g):
 def _batch_norm_infer(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, fix_gamma=True,
                       axis=1):
     """Batch normalization with given statistics (``moving_mean``, ``moving_var``)."""
+    return _infer_forward(xp, data, gamma, beta, moving_mean, moving_var, eps, fix_gamma, axis)
+
+
+def _infer_forward(xp, data, gamma, beta, moving_mean, moving_var, eps, fix_gamma, axis):
     L = plan("batch", tuple(data.shape), data.dtype,
              _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
     var, eps = min_eps_adjust(moving_var, eps, MIN_EPS.get(xp.__name__))
@@ -104,6 +120,90 @@ def _batch_norm_infer(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, 
 def _update_moving(moving, stat, momentum):
     moving *= momentum
     moving += stat * (1.0 - momentum)
+
+
+# --------------------------------------------------------------------------- graph operator
+_BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
+_BN_ATTRS = {"eps": 1e-3, "momentum": 0.9, "fix_gamma": True, "use_global_stats": False,
+             "output_mean_var": False, "axis": 1, "cudnn_off": False, "min_calib_range": None,
+             "max_calib_range": None, "training": True}
+
+
+def _bn_infer(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+              fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
+              cudnn_off=False, min_calib_range=None, max_calib_range=None, training=True):
+    # The outputs do not depend on ``training`` (which may be TRAIN here).
+    plan("batch", data.shape, data.dtype,
+         _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
+    c = (data.shape[axis],)
+    acc = acc_dtype(data.dtype)
+    return (Aval(data.shape, data.dtype), Aval(c, acc), Aval(c, acc),
+            Aval(c, moving_mean.dtype), Aval(c, moving_var.dtype))
+
+
+def _bn_vjp(c, g):
+    x, gamma, beta, mm, mv = c.inputs
+    a = c.attrs
+    if a["training"] and not a["use_global_stats"]:
+        gx, gg, gb = vjp_with_stats(c, g[0], x, gamma, beta, c.outputs[1], c.outputs[2], g[1],
+                                    g[2], "batch", "rstd", a["eps"], fix_gamma=a["fix_gamma"],
+                                    axis=a["axis"])
+    else:  # mean and inv_std come from the moving statistics: no gradient through them
+        gx, gg, gb = vjp_with_stats(c, g[0], x, gamma, beta, mm, mv, None, None, "batch", "var",
+                                    a["eps"], fix_gamma=a["fix_gamma"], batch_stats=False,
+                                    axis=a["axis"])
+    return gx, gg, gb, None, None  # the moving statistics are auxiliary states: no gradient
+
+
+def _moved(moving, stat, momentum):
+    """``moving * momentum + stat * (1 - momentum)`` as :func:`_update_moving` computes it,
+    into a new array of ``moving``'s dtype."""
+    new = moving * momentum
+    new += stat * (1.0 - momentum)
+    return new
+
+
+@defop("BatchNorm", infer=_bn_infer, vjp=_bn_vjp, inputs=_BN_INPUTS, attrs=_BN_ATTRS,
+       updates={3: 3, 4: 4},
+       visible_outputs=lambda attrs: 3 if attrs.get("output_mean_var") else 1)
+def _batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
+                cudnn_off=False, min_calib_range=None, max_calib_range=None, training=True):
+    """Batch normalization for graphs, in the mode the ``training`` attribute says:
+    (out, mean, inv_std, new_moving_mean, new_moving_var).
+
+    Training without ``use_global_stats``: the batch statistics, and the moving ones
+    moved by ``momentum``; otherwise the moving statistics, which come back unchanged.
+    ``mean`` and ``inv_std`` are what ``nd.BatchNorm(..., output_mean_var=True)`` returns.
+    """
+    acc = acc_dtype(data.dtype)
+    if training and not use_global_stats:
+        out, mean, var = _train_forward(xp, data, gamma, beta, eps, fix_gamma, axis)
+        inv_std = xp.reciprocal(xp.sqrt(var + eps))
+        return (out, mean, inv_std, _moved(moving_mean, mean, momentum),
+                _moved(moving_var, var, momentum))
+    out = _infer_forward(xp, data, gamma, beta, moving_mean, moving_var, eps, fix_gamma, axis)
+    inv_std = xp.reciprocal(xp.sqrt(moving_var + eps))
+    return (out, moving_mean.astype(acc, copy=True), inv_std.astype(acc, copy=False),
+            moving_mean.copy(), moving_var.copy())
+
+
+def _is_traced(arrays) -> bool:
+    return any(isinstance(a, NDArray) and type(a._data) is Placeholder for a in arrays)
+
+
+def _trace_batch_norm(arrays, attrs):
+    """``nd.BatchNorm`` while tracing: the ``BatchNorm`` operator in the executor's mode,
+    and the new moving statistics written into bound (traced) ``moving_mean``/``moving_var``
+    (the tracer turns those writes into graph updates)."""
+    from ...symbol.graph import TRAIN
+
+    attrs = dict(attrs, training=False if attrs["use_global_stats"] else TRAIN)
+    res = invoke(_batch_norm, arrays, attrs)
+    for arr, new in zip(arrays[3:], res[3:]):
+        if isinstance(arr, NDArray) and type(arr._data) is Placeholder:
+            arr[...] = new
+    return res[:3] if attrs["output_mean_var"] else res[0]
 
 
 def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
@@ -144,6 +244,12 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
     Returns:
         ``out``, or ``(out, mean, inv_std)``.
 
+    While tracing (``core.symbol``) with a traced input, this emits the registry operator
+    ``BatchNorm`` with ``training=TRAIN`` (the executor's ``is_train``; ``False`` with
+    ``use_global_stats``) and writes the new moving statistics into ``moving_mean`` and
+    ``moving_var`` when they are traced too (bound with ``Tracer.bind``), which makes
+    them graph updates; unbound moving statistics are graph constants and stay as they are.
+
     Example:
         >>> from core import nd, autograd
         >>> x = nd.array([[1.0], [3.0]], dtype="float64")
@@ -153,6 +259,13 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
         >>> y.asnumpy().ravel().tolist(), mm.asnumpy().tolist(), mv.asnumpy().tolist()
         ([-1.0, 1.0], [1.0], [2.0])
     """
+    if is_tracing() and _is_traced((data, gamma, beta, moving_mean, moving_var)):
+        return _trace_batch_norm(
+            [data, gamma, beta, moving_mean, moving_var],
+            {"eps": eps, "momentum": momentum, "fix_gamma": fix_gamma,
+             "use_global_stats": use_global_stats, "output_mean_var": output_mean_var,
+             "axis": axis, "cudnn_off": cudnn_off, "min_calib_range": min_calib_range,
+             "max_calib_range": max_calib_range})
     if _ag.is_training() and not use_global_stats:
         for label, arr in (("moving_mean", moving_mean), ("moving_var", moving_var)):
             if not isinstance(arr, NDArray):

@@ -14,7 +14,12 @@ time: with ``mode='training'`` outside training (or ``p == 0``) it returns ``dat
 itself, as torch does, with no copy and no draw; otherwise it calls the operator with
 ``training=True`` and returns the first output. The operator's ``training`` attribute
 (default True) lets a traced graph carry the flag explicitly: with ``training=False`` and
-``mode='training'`` it returns a copy of ``data`` and a mask of ones.
+``mode='training'`` it returns a copy of ``data`` and a mask of ones (drawing nothing).
+
+While tracing (``core.symbol``), ``nd.Dropout`` with ``mode='training'`` emits the
+operator with ``training=TRAIN`` whatever the current mode, so one graph drops in
+training runs and passes ``data`` through in inference runs (``p == 0`` stays the
+identity and emits nothing).
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import numpy
 from ... import autograd
 from ... import random as _random
 from ..infer import fmt, norm_axes
-from ..registry import Aval, defop, invoke
+from ..registry import Aval, defop, invoke, is_tracing
 
 _ATTRS = {"p": 0.5, "mode": "training", "axes": (), "cudnn_off": False, "training": True}
 
@@ -57,7 +62,7 @@ def _dropout_vjp(c, g):
 
 
 @defop("Dropout", infer=_dropout_infer, vjp=_dropout_vjp, inputs=("data",), attrs=_ATTRS,
-       needs_ctx=True, random=True)
+       needs_ctx=True, random=True, visible_outputs=1)
 def _dropout(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False, training=True,
              ctx=None):
     """Drop units with probability ``p`` and scale the rest by ``1 / (1 - p)``.
@@ -92,6 +97,9 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, **kwargs):
             ``axes=(2, 3)`` drops whole feature maps of NCHW data).
         cudnn_off: accepted for MXNet compatibility.
 
+    While tracing a graph (``core.symbol``), ``mode='training'`` emits the operator with
+    ``training=TRAIN``: the graph drops units when run with ``is_train=True`` only.
+
     Example:
         >>> from core import nd, autograd
         >>> x = nd.ones((2, 3))
@@ -108,7 +116,12 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, **kwargs):
         raise TypeError(f"Dropout: unexpected keyword argument(s) {sorted(kwargs)}; "
                         "accepted: data, p, mode, axes, cudnn_off, out")
     attrs = {"p": p, "mode": mode, "axes": axes, "cudnn_off": cudnn_off, "training": True}
-    if mode == "training" and not autograd.is_training() or p == 0:
+    if mode == "training" and p != 0 and is_tracing():
+        from ...symbol.graph import TRAIN
+
+        attrs["training"] = TRAIN
+        res = invoke(_dropout, [data], attrs)[0]
+    elif mode == "training" and not autograd.is_training() or p == 0:
         if mode not in ("training", "always") or not 0 <= p <= 1:
             _dropout_infer(Aval(data.shape, data.dtype), **attrs)  # the same errors as the op
         res = data

@@ -276,7 +276,7 @@ def graph_grads(gy, x, gamma, beta, mean, stat, L, eps, stat_kind, fix_gamma, ba
 
     xw, gw = w(x, L.wshape), w(gy, L.wshape)
     mean, s = w(mean, L.kshape), w(stat, L.kshape)
-    rstd = F.rsqrt(s + eps) if stat_kind == "var" else 1.0 / s
+    rstd = F.rsqrt(s + eps) if stat_kind == "var" else s if stat_kind == "rstd" else 1.0 / s
     xhat = (xw - mean) * rstd
     gb = F.sum(gw, axis=L.red, keepdims=True)
     gg = F.sum(gw * xhat, axis=L.red, keepdims=True)
@@ -291,7 +291,8 @@ def graph_grads(gy, x, gamma, beta, mean, stat, L, eps, stat_kind, fix_gamma, ba
     if gmean is not None:
         gx = gx + w(gmean, L.kshape) * (1.0 / n)
     if gstat is not None:
-        k = (xw - mean) * (2.0 / n) if stat_kind == "var" else xhat * (1.0 / n)
+        k = ((xw - mean) * (2.0 / n) if stat_kind == "var"
+             else xhat * (rstd * rstd * (-1.0 / n)) if stat_kind == "rstd" else xhat * (1.0 / n))
         gx = gx + k * w(gstat, L.kshape)
     gg = F.zeros_like(gamma) if fix_gamma else cast(w(gg, tuple(gamma.shape)), gamma.dtype)
     return (cast(w(gx, tuple(x.shape)), x.dtype), gg,
@@ -311,7 +312,8 @@ def _norm_grad(xp, g, x, gamma, beta, mean, stat, gmean=None, gstat=None, kind="
     """First-order VJP of batch/layer/instance/group normalization in one call.
 
     ``mean`` and ``stat`` are the statistics the forward used: ``stat`` a variance
-    (``stat_kind="var"``, ``eps`` is added) or ``sqrt(var + eps)`` (``"std"``);
+    (``stat_kind="var"``, ``eps`` is added), ``sqrt(var + eps)`` (``"std"``) or its
+    inverse (``"rstd"``);
     ``batch_stats``: they were computed from ``x``, so the gradient runs through them;
     ``gmean``/``gstat``: gradients reaching the statistics outputs. Returns (gx, ggamma,
     gbeta). Not differentiable itself: under ``create_graph`` VJPs use ``graph_grads``.
@@ -321,7 +323,9 @@ def _norm_grad(xp, g, x, gamma, beta, mean, stat, gmean=None, gstat=None, kind="
     acc = acc_dtype(x.dtype)
     mean = mean.reshape(L.kshape).astype(acc, copy=False)
     s = stat.reshape(L.kshape).astype(acc, copy=False)
-    rstd = 1.0 / (xp.sqrt(s + eps) if stat_kind == "var" else s)
+    rstd = s if stat_kind == "rstd" else 1.0 / (xp.sqrt(s + eps) if stat_kind == "var" else s)
+    if stat_kind == "rstd" and gstat is not None:  # d rstd = -rstd^2 d std
+        gstat, stat_kind = gstat.reshape(L.kshape).astype(acc, copy=False) * -(rstd * rstd), "std"
     gx, gg, gb = grads(xp, g, x, gamma, mean, rstd, L, fix_gamma, batch_stats, gmean,
                        gstat if stat_kind == "var" else None,
                        gstat if stat_kind == "std" else None)

@@ -31,7 +31,7 @@ import numpy
 from ... import autograd as _autograd
 from ... import random as _random
 from ..infer import fmt
-from ..registry import REGISTRY, Aval, F, defop, invoke
+from ..registry import REGISTRY, Aval, F, defop, invoke, is_tracing
 from . import rnn_cells as _cells
 
 _FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"), numpy.dtype("float64"))
@@ -64,8 +64,8 @@ def param_size(mode: str, num_layers: int, directions: int, input_size: int,
 class _Config:
     """Sizes and options of one RNN call, validated (``ValueError``/``TypeError`` naming RNN)."""
 
-    __slots__ = ("D", "G", "H", "I", "L", "N", "T", "cdt", "drop", "dtype", "layout", "mode",
-                 "p", "psize", "use_len")
+    __slots__ = ("D", "G", "H", "I", "L", "N", "T", "cdt", "drop", "dtype", "layout", "masks",
+                 "mode", "p", "psize", "use_len")
 
     def __init__(self, data, parameters, state, state_cell, sequence_length, at):
         avals = [data, parameters, state, state_cell, sequence_length]
@@ -102,7 +102,11 @@ class _Config:
         self.mode, self.layout, self.p = mode, layout, float(p)
         self.dtype = data.dtype
         self.cdt = numpy.dtype("float32") if data.dtype == numpy.float16 else data.dtype
-        self.drop = bool(at.get("training")) and self.p > 0 and L > 1
+        # The reserve has room for dropout masks whenever dropout is configured, in both
+        # modes, so its shape does not depend on ``training`` (TRAIN in a graph's infer).
+        self.masks = self.p > 0 and L > 1
+        training = at.get("training")
+        self.drop = bool(self.masks and training is not _TRAIN() and training)
         self.psize = param_size(mode, L, D, I, H)
         if not isinstance(parameters, Aval) or parameters.ndim != 1:
             raise ValueError(f"RNN: parameters must be a 1-D array of length {self.psize}, got "
@@ -157,8 +161,15 @@ class _Config:
         return self.T * self.N * self.D * self.H
 
     def reserve_size(self) -> int:
-        per_layer = self.y_size() * (2 if self.drop else 1)
+        per_layer = self.y_size() * (2 if self.masks else 1)
         return self.L * self.D * self.cell_size() + (self.L - 1) * per_layer
+
+
+def _TRAIN():
+    """core.symbol's TRAIN flag (imported late: core.symbol imports the operators)."""
+    from ...symbol.graph import TRAIN
+
+    return TRAIN
 
 
 def _aval(a):
@@ -173,7 +184,7 @@ def _config(data, parameters, state, state_cell, sequence_length, at) -> _Config
 # --------------------------------------------------------------------------- reserve
 def _reserve_views(rs, cfg: _Config):
     """Per (layer, direction) the cell's views; per layer below the top its output and
-    (with dropout) its scaled dropout mask."""
+    (with dropout in training) its scaled dropout mask."""
     T, N, H, D = cfg.T, cfg.N, cfg.H, cfg.D
     cells, ys, masks = [], [], []
     off, n = 0, T * N * H
@@ -190,8 +201,9 @@ def _reserve_views(rs, cfg: _Config):
     for _ in range(cfg.L - 1):
         ys.append(rs[off:off + ysz].reshape(T, N, D * H))
         off += ysz
-        if cfg.drop:
-            masks.append(rs[off:off + ysz].reshape(T, N, D * H))
+        if cfg.masks:
+            if cfg.drop:
+                masks.append(rs[off:off + ysz].reshape(T, N, D * H))
             off += ysz
     return cells, ys, masks
 
@@ -254,7 +266,9 @@ def _rnn_vjp(c, g):
 
 
 @defop("RNN", infer=_rnn_infer, vjp=_rnn_vjp, inputs=_INPUTS, attrs=dict(_ATTRS),
-       needs_ctx=True, random=True)
+       needs_ctx=True, random=True,
+       visible_outputs=lambda at: ((3 if at.get("mode") == "lstm" else 2)
+                                   if at.get("state_outputs") else 1))
 def _rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, ctx=None, **at):
     """Fused multi-layer RNN/LSTM/GRU; returns (out, h_n, [c_n,] reserve)."""
     cfg = _config(data, parameters, state, state_cell, sequence_length, at)
@@ -410,7 +424,8 @@ def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length
             (outputs concatenated on the feature axis).
         mode: ``'rnn_relu'``, ``'rnn_tanh'``, ``'lstm'`` or ``'gru'``.
         p: dropout rate on the outputs of every layer but the last, in training mode
-            (``autograd.record()`` / ``autograd.train_mode()``) only.
+            (``autograd.record()`` / ``autograd.train_mode()``) only. While tracing a
+            graph (``core.symbol``) the mode is the executor's (``training=TRAIN``).
         state_outputs: also return the final states.
         layout: ``'TNC'`` or ``'NTC'``.
 
@@ -445,7 +460,7 @@ def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length
              "lstm_state_clip_max": lstm_state_clip_max,
              "lstm_state_clip_nan": lstm_state_clip_nan,
              "use_sequence_length": use_sequence_length, "layout": layout,
-             "training": _autograd.is_training()}
+             "training": _TRAIN() if is_tracing() else _autograd.is_training()}
     res = invoke(REGISTRY["RNN"], [data, parameters, state, state_cell, sequence_length], attrs)
     if not state_outputs:
         return res[0]
