@@ -38,6 +38,9 @@ from collections import OrderedDict, defaultdict
 
 from core import initializer, nd, serialization
 from core.ndarray import NDArray
+from core.ops.registry import is_tracing
+
+from . import hybrid
 
 from .naming import NameManager, _BlockScope
 from .parameter import Parameter, ParameterDict
@@ -530,6 +533,8 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = []
+        self._cached_graphs = {}
+        self._last_cached = None
         self._out_format = None
         self._in_format = None
         self._active = False
@@ -549,6 +554,7 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = []
+        self._cached_graphs = {}
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         if not isinstance(block, HybridBlock):
@@ -653,6 +659,12 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------------ forward
     def __call__(self, *args, **kwargs):
+        if self._active and not is_tracing():
+            out = hybrid.call_cached(self, args, kwargs)
+            if out is not hybrid.NOT_CACHED:
+                return out
+        elif is_tracing():
+            return hybrid.traced_call(self, args, kwargs)
         self._finish_pending_init(args)
         ctx = _first_ctx(args)
         if ctx is None:

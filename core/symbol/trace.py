@@ -44,7 +44,8 @@ _SCALARS = (bool, int, float, numbers.Number, str)
 class Tracer:
     """Records operator calls on traced arrays into a graph (see the module doc)."""
 
-    def __init__(self):
+    def __init__(self, prefix: str = ""):
+        self._prefix = prefix
         self._entries: dict[int, tuple[Entry, object]] = {}
         self._consts: dict[int, tuple[Node, object]] = {}
         self._bound: list[tuple[NDArray, object, Node, object]] = []
@@ -69,7 +70,7 @@ class Tracer:
     def _name(self, base: str) -> str:
         k = self._counts.get(base, 0)
         self._counts[base] = k + 1
-        return f"{base}{k}"
+        return f"{self._prefix}{base}{k}"
 
     def _register(self, data, entry: Entry) -> None:
         self._entries[id(data)] = (entry, data)
@@ -84,6 +85,13 @@ class Tracer:
         x = self._placeholder(shape, dtype, ctx)
         node = Node(None, name, avals=[Aval(shape, dtype)], user_attrs=user_attrs, ctx=ctx)
         self._register(x._data, Entry(node, 0))
+        return x
+
+    def stand_in(self, entry: Entry, aval, ctx: Context) -> NDArray:
+        """A placeholder NDArray standing for an existing graph ``entry`` (used to
+        trace VJP rules against a forward graph)."""
+        x = self._placeholder(aval.shape, aval.dtype, ctx)
+        self._register(x._data, entry)
         return x
 
     def bind(self, array: NDArray, name: str, **user_attrs) -> Node:

@@ -220,7 +220,7 @@ class _RNNLayer(HybridBlock):
             when ``states`` is None, else ``(output, new_states)`` with the list of
             final states.
         """
-        self.skip_states = states is None
+        skip = self.skip_states = states is None
         if states is None:
             if not isinstance(inputs, NDArray):
                 raise TypeError(f"{type(self).__name__}: inputs must be an NDArray, got "
@@ -235,8 +235,11 @@ class _RNNLayer(HybridBlock):
                 raise ValueError(f"{type(self).__name__} '{self.name}' was built with "
                                  "use_sequence_length=True: pass sequence_length, an NDArray "
                                  "(batch_size,) of valid lengths")
-            return super().__call__(inputs, states, sequence_length, **kwargs)
-        return super().__call__(inputs, states, **kwargs)
+            out = super().__call__(inputs, states, sequence_length, **kwargs)
+        else:
+            out = super().__call__(inputs, states, **kwargs)
+        # The states are always computed (one graph whether or not the caller wants them).
+        return out[0] if skip else out
 
     def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
         if inputs.ndim != 3:
@@ -252,7 +255,7 @@ class _RNNLayer(HybridBlock):
                 raise ValueError(f"Invalid recurrent state shape. Expecting {inf['shape']}, "
                                  f"got {state.shape}.")
         out = self._forward_kernel(F, inputs, states, sequence_length, **kwargs)
-        return out[0] if self.skip_states else out
+        return out
 
     def _forward_kernel(self, F, inputs, states, sequence_length, **kwargs):
         """The fused operator on the flat parameter vector (MXNet's packing order)."""

@@ -1,0 +1,127 @@
+"""``CachedOp``: a traced graph run as one operator from imperative code.
+
+This is what a hybridized Gluon block (and kbackend's ``jit_compile``) calls. The
+graph is compiled once per (training mode, set of inputs that need gradients) into a
+:class:`~core.symbol.executor.Program`. Under ``autograd.record()`` the whole graph
+becomes one node on the imperative tape: its forward phase runs now, and its VJP
+runs the backward phase on the slots the forward phase kept, so ``loss.backward()``
+works exactly as with the imperative model.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .. import autograd as _ag
+from ..context import Context
+from ..ndarray import NDArray
+from ..ops.registry import OpDef
+from .autodiff import specialize
+from .executor import compile_graph
+from .graph import Graph, evaluate
+
+
+class CachedOp:
+    """Run ``graph`` on NDArrays, with autograd support (see the module doc).
+
+    Args:
+        graph: a traced graph (nodes carry avals) whose variables are named.
+        ctx: the context it runs on.
+        optimize: run the optimizer passes when compiling.
+
+    Example:
+        >>> from core import nd, autograd
+        >>> from core.symbol import Tracer
+        >>> from core.symbol.cached_op import CachedOp
+        >>> with Tracer() as t:
+        ...     x = t.variable("x", (2,), "float32")
+        ...     y = nd.exp(x) * 2
+        >>> op = CachedOp(t.graph([y]), None)
+        >>> a = nd.array([0.0, 1.0]); a.attach_grad()
+        >>> with autograd.record():
+        ...     out, = op({"x": a})
+        >>> out.backward(); a.grad.asnumpy().round(3).tolist()
+        [2.0, 5.437]
+    """
+
+    def __init__(self, graph: Graph, ctx: Context | None, optimize: bool = True):
+        from ..context import current_context
+
+        self.graph = graph
+        self.ctx = ctx if ctx is not None else current_context()
+        self.optimize = optimize
+        self.var_names = [v.name for v in graph.variables()]
+        self.aux_names = [v.name for v in graph.updates]
+        self._programs: dict = {}
+
+    def program(self, is_train: bool, wrt: tuple = ()):
+        key = (is_train, wrt)
+        hit = self._programs.get(key)
+        if hit is None:
+            hit = compile_graph(self.graph, self.ctx, is_train, wrt, self.optimize)
+            self._programs[key] = hit
+        return hit
+
+    def __call__(self, values: Mapping[str, NDArray]) -> list[NDArray]:
+        """Run on ``values`` (``{variable name: NDArray}``); returns the outputs."""
+        state = _ag._state
+        is_train = bool(state.training)
+        wrt = tuple(n for n in self.var_names
+                    if state.recording and values[n]._node is not None)
+        prog, heads = self.program(is_train, wrt)
+        env = prog.new_env()
+        for name in self.var_names:
+            s = prog.var_slots.get(name)
+            if s is not None:
+                env[s] = values[name]._data
+        prog.run(env, 0, prog.n_fwd)
+        ctx = self.ctx
+        n_out = len(self.graph.outputs)
+        outs = [NDArray._make(env[s], ctx, None) for s in prog.out_slots[:n_out]]
+        for name, s in prog.update_slots.items():
+            dst = values[name]
+            if env[s] is not dst._data:
+                dst._data[...] = env[s]
+                dst._version += 1
+        if wrt:
+            self._record(prog, env, heads, wrt, values, outs, is_train)
+        return outs
+
+    def _record(self, prog, env, heads, wrt, values, outs, is_train) -> None:
+        """Put one node on the tape whose VJP runs the program's backward phase."""
+        n_out = len(outs)
+        grad_slots = prog.out_slots[n_out:]
+        head_slots = [prog.var_slots.get(h) for h in heads]
+        ctx = self.ctx
+        inputs = [values[n] for n in wrt]
+        cached = self
+
+        def vjp(c, g):
+            gs = g if isinstance(g, tuple) else (g,)
+            if c.create_graph:  # second order: recompute through the dispatcher
+                return cached._vjp_recorded(is_train, wrt, c.inputs, gs)
+            run_env = list(env)
+            for s, gr in zip(head_slots, gs):
+                if s is not None:
+                    run_env[s] = gr._data
+            with _ag.pause(is_train):
+                prog.run(run_env, prog.n_fwd, len(prog.steps))
+            return tuple(NDArray._make(run_env[s], ctx, None) for s in grad_slots)
+
+        op = OpDef(name="CachedOp", forward=None, infer=None, vjp=vjp, inputs=(), attrs={},
+                   nd=(), np=(), kind="composite", variadic=True, needs_ctx=False,
+                   differentiable=True, save=False, place=None, random=False, updates={},
+                   visible_outputs=None, doc="")
+        raw = [x._data for x in inputs]
+        _ag.record_op(op, inputs, raw, {}, tuple(outs) if n_out > 1 else outs[0])
+
+    def _vjp_recorded(self, is_train, wrt, inputs: Sequence[NDArray], gs):
+        values = dict(zip(wrt, inputs))
+        g = specialize(self.graph, is_train)
+        missing = [n for n in self.var_names if n not in values]
+        if missing:
+            raise RuntimeError(f"CachedOp: second-order gradients need every input "
+                               f"recorded; {missing} were not")
+        with _ag.record(is_train):
+            outs, _ = evaluate(g, values, self.ctx, is_train)
+        return tuple(_ag.grad(outs, list(inputs), head_grads=list(gs), create_graph=True,
+                              retain_graph=True))

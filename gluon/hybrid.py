@@ -1,0 +1,151 @@
+"""Hybridization: tracing a HybridBlock into a graph and running it as a CachedOp.
+
+``HybridBlock.hybridize()`` switches a block to this path. Its first call with a
+given signature (input shapes, dtypes and context, training mode, non-array
+arguments) traces ``forward`` (or ``hybrid_forward(F, ...)`` with ``F = core.nd``)
+through the operator registry: the parameters' arrays stand in as graph variables
+(named by the parameters' names), the inputs as ``data`` (or ``data0``, ``data1``, ...),
+and children run inline. The graph is optimized and compiled
+(:class:`core.symbol.cached_op.CachedOp`); later calls with the same signature run
+the compiled program, forward and backward, with results identical to the imperative
+run.
+
+Code whose control flow depends on array values (``if x.sum() > 0:``,
+``x.asnumpy()``) cannot be captured in a graph: tracing raises
+:class:`HybridizationError` naming the block whose ``forward`` did it.
+"""
+from __future__ import annotations
+
+from core import autograd
+from core.ndarray import AbstractValueError, NDArray
+from core.ops.registry import is_tracing
+from core.symbol.cached_op import CachedOp
+from core.symbol.trace import Tracer
+
+NOT_CACHED = object()
+
+
+class HybridizationError(RuntimeError):
+    """A block's ``forward`` cannot be traced into a graph."""
+
+
+def _flatten(obj, arrays: list):
+    """The structure of ``obj`` with arrays replaced by their index in ``arrays``."""
+    if isinstance(obj, NDArray):
+        arrays.append(obj)
+        return ("a", len(arrays) - 1)
+    if isinstance(obj, (list, tuple)):
+        return ("l" if isinstance(obj, list) else "t",
+                tuple(_flatten(o, arrays) for o in obj))
+    return ("v", obj)
+
+
+def _unflatten(struct, arrays):
+    kind, v = struct
+    if kind == "a":
+        return arrays[v]
+    if kind in ("l", "t"):
+        items = [_unflatten(s, arrays) for s in v]
+        return items if kind == "l" else tuple(items)
+    return v
+
+
+def _key_of(struct):
+    kind, v = struct
+    if kind in ("l", "t"):
+        return (kind, tuple(_key_of(s) for s in v))
+    if kind == "v":
+        try:
+            hash(v)
+            return ("v", v)
+        except TypeError:
+            return ("v", repr(v))
+    return struct
+
+
+class _Cached:
+    __slots__ = ("in_names", "op", "out_struct", "params")
+
+    def __init__(self, op, in_names, params, out_struct):
+        self.op, self.in_names, self.params, self.out_struct = op, in_names, params, out_struct
+
+
+def call_cached(block, args, kwargs):
+    """Run ``block`` hybridized; ``NOT_CACHED`` when it must run imperatively this time
+    (parameters still waiting for deferred initialization)."""
+    params = block.collect_params()
+    if any(p._data is None for p in params.values()):
+        return NOT_CACHED
+    arrays: list[NDArray] = []
+    if any(isinstance(v, NDArray) for v in kwargs.values()):
+        return NOT_CACHED  # array keyword arguments are not graph inputs: run imperatively
+    struct = _flatten(args, arrays)
+    if not arrays:
+        return NOT_CACHED
+    ctx = arrays[0].context
+    key = (ctx, autograd.is_training(), _key_of(struct), tuple(sorted(kwargs)) if kwargs else (),
+           tuple((a.shape, a.dtype) for a in arrays))
+    cache = block._cached_graphs
+    entry = cache.get(key)
+    if entry is None:
+        entry = _trace(block, struct, arrays, kwargs, ctx)
+        cache[key] = entry
+        block._last_cached = entry
+    values = dict(zip(entry.in_names, arrays))
+    for name, p in entry.params.items():
+        values[name] = p.data(ctx)
+    for hook in list(block._forward_pre_hooks.values()):
+        hook(block, args)
+    outs = entry.op(values)
+    out = _unflatten(entry.out_struct, outs)
+    for hook in list(block._forward_hooks.values()):
+        hook(block, args, out)
+    return out
+
+
+def _trace(block, struct, arrays, kwargs, ctx) -> _Cached:
+    params = {name: p for name, p in block.collect_params().items()}
+    in_names = ["data"] if len(arrays) == 1 else [f"data{i}" for i in range(len(arrays))]
+    with Tracer() as t:
+        for name, p in params.items():
+            t.bind(p.data(ctx), name)
+        stand = [t.variable(n, a.shape, a.dtype, ctx) for n, a in zip(in_names, arrays)]
+        args = _unflatten(struct, stand)
+        try:
+            with ctx:
+                out = block.forward(*args, **kwargs)
+        except HybridizationError:
+            raise
+        except AbstractValueError as e:
+            raise _error(block, e) from e
+        outs: list[NDArray] = []
+        out_struct = _flatten(out, outs)
+        graph = t.graph(outs)
+    used = {v.name for v in graph.variables()} | {v.name for v in graph.updates}
+    params = {n: p for n, p in params.items() if n in used}
+    return _Cached(CachedOp(graph, ctx), in_names, params, out_struct)
+
+
+def _error(block, e) -> HybridizationError:
+    return HybridizationError(
+        f"{type(block).__name__} '{block.name}' cannot be hybridized: its forward reads the "
+        f"values of an array while being traced ({e}). Control flow that depends on data "
+        "(if/while on array values, asnumpy(), item(), float(x)) cannot be captured in a "
+        "graph: compute it with operators (e.g. nd.where), or call hybridize(False) on "
+        "this block to run it imperatively.")
+
+
+def traced_call(block, args, kwargs):
+    """A child block's call inside a parent's trace: name the block on failure."""
+    try:
+        return NOT_CACHED if not is_tracing() else _call_inline(block, args, kwargs)
+    except HybridizationError:
+        raise
+    except AbstractValueError as e:
+        raise _error(block, e) from e
+
+
+def _call_inline(block, args, kwargs):
+    from .block import Block
+
+    return Block.__call__(block, *args, **kwargs)
