@@ -6,6 +6,7 @@ from . import (  # noqa: F401 - each import registers a family
     cast,
     creation,
     elemwise,
+    fused,
     gather,
     index,
     join,

@@ -1,0 +1,510 @@
+"""``_fused_elemwise``: a small elementwise program run as one operator.
+
+The fusion pass (``core.symbol.passes.fusion``) replaces a group of elementwise
+operator nodes by one node of this operator. Its attribute ``program`` is a tuple of
+steps ``(opname, args)`` or ``(opname, args, attrs)``: ``opname`` names a registry
+operator, each argument is ``("in", k)`` (the operator's k-th input), ``("step", j)``
+(the result of an earlier step) or a Python scalar literal, and ``attrs`` is a tuple
+of ``(name, value)`` pairs. ``outputs`` says which step is the result (an int), or
+which steps are (a tuple of ints: one output each).
+
+- ``infer`` runs each step's own ``infer`` rule in order, so shapes and dtype
+  promotion are exactly those of the unfused operators.
+- On CPU, the steps run as NumPy ufuncs writing in place (``out=``) into a few
+  buffers: a step reuses the buffer of a value of the same shape and dtype that no
+  later step reads, so a chain of any length materializes one array. Only operators
+  whose own forward *is* that ufunc call (or a fixed sequence of in-place ufunc calls,
+  see ``_TABLE``) may appear, so the results equal the unfused ones bit for bit.
+- On GPU, the program becomes one generated ``cupy.ElementwiseKernel``
+  (:func:`kernel_source`, memoized per program and input dtypes, named
+  ``fused_<hash>``): each step is a C expression computed in the dtype NumPy's ufunc
+  loop would use.
+
+Example:
+    >>> import numpy
+    >>> from core import nd
+    >>> from core.ops import F
+    >>> prog = (("multiply", (("in", 0), ("in", 1))), ("add", (("step", 0), 1.0)),
+    ...         ("relu", (("step", 1),)))
+    >>> x = nd.array([[-2.0, 3.0]])
+    >>> F._fused_elemwise(x, x, program=prog, outputs=2).asnumpy().tolist()
+    [[5.0, 10.0]]
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy
+
+from .. import cuda
+from .registry import REGISTRY, Aval, defop
+
+_NAME = "_fused_elemwise"
+# NumPy's own dtypes (bfloat16/float8 from ml_dtypes have loops of their own: not fused).
+_NATIVE = frozenset(numpy.dtype(c) for c in "?bBhHiIlLqQefd")
+
+
+# --------------------------------------------------------------- C expressions (GPU)
+def _c(template: str) -> Callable:
+    """A C expression from a template over ``{a}``, ``{b}`` and the compute type ``{T}``."""
+    return lambda args, T, kind: template.format(a=args[0], b=args[-1], T=T)
+
+
+def _by_kind(**templates) -> Callable:
+    """Per loop-kind templates: keys ``f`` (float), ``i`` (int and uint), ``b`` (bool)."""
+    def expr(args, T, kind):
+        k = "i" if kind == "u" else kind
+        return templates[k].format(a=args[0], b=args[-1], T=T)
+
+    return expr
+
+
+_MAXIMUM = _by_kind(f="((isnan({a}) || {a} > {b}) ? {a} : {b})", i="({a} > {b} ? {a} : {b})",
+                    b="({a} || {b})")
+_MINIMUM = _by_kind(f="((isnan({a}) || {a} < {b}) ? {a} : {b})", i="({a} < {b} ? {a} : {b})",
+                    b="({a} && {b})")
+# NumPy's npy_logaddexp: equal inputs give a + log(2) (so inf + inf stays inf).
+_LOGADDEXP = _c("(({a} == {b}) ? {a} + ({T})0.6931471805599453 : (({a} > {b}) ? "
+                "{a} + log1p(exp({b} - {a})) : (({a} < {b}) ? {b} + log1p(exp({a} - {b})) "
+                ": {a} - {b})))")
+_SIGMOID = _c("(tanh({a} * ({T})0.5) * ({T})0.5 + ({T})0.5)")
+
+
+# --------------------------------------------------------------- CPU recipes
+def _sigmoid_recipe(half_of_dtype: bool):
+    """``core.ops.elemwise.sigmoid`` (0.5 in x's dtype) or the Activation table's
+    sigmoid (Python 0.5): ``y = tanh(x * half); y *= half; y += half``."""
+    def run(xp, out, x):
+        half = x.dtype.type(0.5) if half_of_dtype else 0.5
+        xp.multiply(x, half, out=out)
+        xp.tanh(out, out=out)
+        xp.multiply(out, half, out=out)
+        xp.add(out, half, out=out)
+        return out
+
+    return run
+
+
+def _softplus_recipe(xp, out, x):
+    """The Activation table's softplus: ``max(x, 0) + log1p(exp(-|x|))`` in that order."""
+    xp.absolute(x, out=out)
+    xp.negative(out, out=out)
+    xp.exp(out, out=out)
+    xp.log1p(out, out=out)
+    xp.add(out, xp.maximum(x, 0), out=out)
+    return out
+
+
+def _softsign_recipe(xp, out, x):
+    """``x / (abs(x) + 1)``."""
+    d = xp.absolute(x, out=xp.empty(x.shape, x.dtype))  # an array even when 0-d
+    xp.add(d, 1, out=d)
+    return xp.divide(x, d, out=out)
+
+
+class _Kind(NamedTuple):
+    """How one operator runs inside a fused program.
+
+    ``ufunc``: the operator's forward is exactly ``ufunc(*args, *extra)`` (NumPy name);
+    ``recipe(xp, out, x)``: otherwise, the forward as in-place ufunc calls (float
+    inputs only); ``reads_late``: the recipe reads ``x`` after writing ``out`` (so
+    ``out`` must not be ``x``'s buffer); ``c(args, T, kind)``: the C expression;
+    ``kinds``: the dtype kinds of the ufunc loop's inputs that ``c`` handles.
+    """
+
+    c: Callable
+    kinds: str
+    ufunc: str | None = None
+    extra: tuple = ()
+    recipe: Callable | None = None
+    reads_late: bool = False
+
+
+def _u(ufunc: str, c: str | Callable, kinds: str = "f") -> _Kind:
+    return _Kind(_c(c) if isinstance(c, str) else c, kinds, ufunc)
+
+
+_RELU = _Kind(_by_kind(f="((isnan({a}) || {a} > ({T})0) ? {a} : ({T})0)",
+                       i="({a} > 0 ? {a} : ({T})0)"), "fiu", "maximum", (0,))
+_SIG = _Kind(_SIGMOID, "f", recipe=_sigmoid_recipe(True))
+_SOFTPLUS = _Kind(_c("(log1p(exp(-fabs({a}))) + ({a} > ({T})0 ? {a} : ({T})0))"), "f",
+                  recipe=_softplus_recipe, reads_late=True)
+_SOFTSIGN = _Kind(_c("({a} / (fabs({a}) + ({T})1))"), "f", recipe=_softsign_recipe)
+
+# Registry operator (or "Activation:<act_type>") -> how it fuses. Anything else is not
+# fusable. Every ufunc row matches the operator's forward in core/ops/elemwise.py,
+# binary.py or nn/activation.py exactly.
+_TABLE: dict[str, _Kind] = {
+    # unary (core/ops/elemwise.py: forward = getattr(xp, ufunc)(x))
+    "abs": _u("absolute", _by_kind(f="fabs({a})", i="({a} < 0 ? -{a} : {a})", b="{a}"), "fiub"),
+    "sign": _u("sign", _by_kind(f="({a} > 0 ? ({T})1 : ({a} < 0 ? ({T})-1 : {a}))",
+                                i="({T})(({a} > 0) - ({a} < 0))"), "fiu"),
+    "negative": _u("negative", "(-{a})", "fiu"),
+    "reciprocal": _u("reciprocal", "(({T})1 / {a})"),
+    "square": _u("square", "({a} * {a})", "fiu"),
+    **{name: _u(name, f"{cname}({{a}})") for name, cname in (
+        ("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("expm1", "expm1"),
+        ("log", "log"), ("log1p", "log1p"), ("log2", "log2"), ("log10", "log10"),
+        ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("arcsin", "asin"),
+        ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"),
+        ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
+        ("floor", "floor"), ("ceil", "ceil"), ("rint", "rint"), ("trunc", "trunc"),
+        ("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"))},
+    "fix": _u("trunc", "trunc({a})"),
+    "degrees": _u("degrees", f"({{a}} * ({{T}}){180.0 / math.pi!r})"),
+    "radians": _u("radians", f"({{a}} * ({{T}}){math.pi / 180.0!r})"),
+    "logical_not": _u("logical_not", "(!{a})", "fiub"),
+    "bitwise_not": _u("invert", _by_kind(i="(~{a})", b="(!{a})"), "iub"),
+    # binary (core/ops/binary.py: forward = getattr(xp, ufunc)(a, b))
+    "add": _u("add", _by_kind(f="({a} + {b})", i="({a} + {b})", b="({a} || {b})"), "fiub"),
+    "subtract": _u("subtract", "({a} - {b})", "fiu"),
+    "multiply": _u("multiply", _by_kind(f="({a} * {b})", i="({a} * {b})", b="({a} && {b})"),
+                   "fiub"),
+    "divide": _u("true_divide", "({a} / {b})"),
+    "power": _u("power", "pow({a}, {b})"),
+    "maximum": _u("maximum", _MAXIMUM, "fiub"),
+    "minimum": _u("minimum", _MINIMUM, "fiub"),
+    "hypot": _u("hypot", "hypot({a}, {b})"),
+    "arctan2": _u("arctan2", "atan2({a}, {b})"),
+    "logaddexp": _u("logaddexp", _LOGADDEXP),
+    "copysign": _u("copysign", "copysign({a}, {b})"),
+    **{name: _u(name, f"({{a}} {sym} {{b}})", "fiub") for name, sym in (
+        ("equal", "=="), ("not_equal", "!="), ("less", "<"), ("less_equal", "<="),
+        ("greater", ">"), ("greater_equal", ">="))},
+    "logical_and": _u("logical_and", "(({a} != 0) && ({b} != 0))", "fiub"),
+    "logical_or": _u("logical_or", "(({a} != 0) || ({b} != 0))", "fiub"),
+    "logical_xor": _u("logical_xor", "(({a} != 0) != ({b} != 0))", "fiub"),
+    "bitwise_and": _u("bitwise_and", "({a} & {b})", "iub"),
+    "bitwise_or": _u("bitwise_or", "({a} | {b})", "iub"),
+    "bitwise_xor": _u("bitwise_xor", "({a} ^ {b})", "iub"),
+    # activations
+    "relu": _RELU,
+    "sigmoid": _SIG,
+    "softsign": _SOFTSIGN,
+    "softplus": _SOFTPLUS,
+    "Activation:relu": _RELU,
+    "Activation:sigmoid": _Kind(_SIGMOID, "f", recipe=_sigmoid_recipe(False)),
+    "Activation:tanh": _u("tanh", "tanh({a})"),
+    "Activation:softrelu": _SOFTPLUS,
+    "Activation:softsign": _SOFTSIGN,
+}
+
+
+def _key(opname: str, attrs: dict) -> str | None:
+    """The ``_TABLE`` key of an operator call, None when its attributes rule it out."""
+    if opname == "Activation":
+        if set(attrs) - {"act_type"}:
+            return None
+        return f"Activation:{attrs.get('act_type', 'relu')}"
+    op = REGISTRY.get(opname)
+    if op is None or any(attrs.get(k, v) != v for k, v in op.attrs.items()) or \
+            set(attrs) - set(op.attrs):
+        return None
+    return opname
+
+
+def _weak(a):
+    """The dtype (or weak Python type) NumPy's ufunc type resolution sees for ``a``."""
+    if isinstance(a, Aval):
+        return a.dtype
+    if isinstance(a, bool):
+        return numpy.dtype(bool)
+    return int if isinstance(a, int) else float
+
+
+def _loop(kind: _Kind, args) -> tuple[tuple, numpy.dtype]:
+    """``(loop input dtypes, loop output dtype)`` of one step (TypeError if none)."""
+    if kind.ufunc is None:
+        d = args[0].dtype
+        return (d,), d
+    uf = getattr(numpy, kind.ufunc)
+    res = uf.resolve_dtypes(tuple(_weak(a) for a in (*args, *kind.extra)) + (None,))
+    return res[:uf.nin], res[uf.nin]
+
+
+def _step_aval(opname: str, args, attrs: dict):
+    """Run operator ``opname``'s infer rule on ``args`` (avals and literals)."""
+    op = REGISTRY.get(opname)
+    if op is None:
+        raise ValueError(f"{_NAME}: unknown operator {opname!r} in the program")
+    return op.infer(*args, **dict(op.attrs, **attrs))
+
+
+def can_fuse(opname: str, args, attrs: dict) -> bool:
+    """Whether an operator call may be a step of a fused program.
+
+    Args:
+        opname: the registry name.
+        args: its positional inputs as :class:`Aval` (arrays) or Python scalars.
+        attrs: its attributes.
+
+    Returns:
+        True when the call runs in a fused program with exactly the unfused results on
+        CPU and has a C expression for GPU: a known operator, NumPy's own dtypes, and
+        its ufunc loop's dtype equal to what its ``infer`` rule says.
+
+    Example:
+        >>> from core.ops.registry import Aval
+        >>> can_fuse("add", [Aval((2,), "float32"), 1.0], {})
+        True
+        >>> can_fuse("add", [Aval((2,), "float32"), None], {})
+        False
+    """
+    key = _key(opname, attrs)
+    kind = _TABLE.get(key) if key else None
+    if kind is None or not args:
+        return False
+    for a in args:
+        if isinstance(a, Aval):
+            if a.dtype not in _NATIVE:
+                return False
+        elif not isinstance(a, (bool, int, float)) or isinstance(a, numpy.generic):
+            return False
+    if kind.ufunc is None and (len(args) != 1 or not isinstance(args[0], Aval)
+                               or args[0].dtype.kind != "f"):
+        return False
+    try:
+        out = _step_aval(opname, args, attrs)
+        loop_in, loop_out = _loop(kind, args)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    if not isinstance(out, Aval) or out.dtype != loop_out:
+        return False
+    return all(d.kind in kind.kinds for d in loop_in)
+
+
+# --------------------------------------------------------------- the program
+def _steps(program):
+    """``[(opname, args, attrs dict)]``, validated."""
+    out = []
+    if not isinstance(program, (tuple, list)) or not program:
+        raise ValueError(f"{_NAME}: program must be a non-empty tuple of steps, got "
+                         f"{program!r}")
+    for k, step in enumerate(program):
+        if not isinstance(step, (tuple, list)) or len(step) not in (2, 3):
+            raise ValueError(f"{_NAME}: step {k} must be (opname, args) or (opname, args, "
+                             f"attrs), got {step!r}")
+        attrs = dict(step[2]) if len(step) == 3 else {}
+        for a in step[1]:
+            if isinstance(a, (tuple, list)) and not (
+                    len(a) == 2 and (a[0] == "in" or (a[0] == "step" and 0 <= a[1] < k))):
+                raise ValueError(f"{_NAME}: step {k} argument {a!r} must be ('in', k), "
+                                 f"('step', j) with j < {k}, or a scalar")
+        out.append((step[0], tuple(step[1]), attrs))
+    return out
+
+
+def _out_steps(outputs, n: int) -> tuple:
+    outs = (outputs,) if isinstance(outputs, int) else tuple(outputs)
+    for o in outs:
+        if not isinstance(o, int) or not -n <= o < n:
+            raise ValueError(f"{_NAME}: outputs={outputs!r} must name steps 0..{n - 1}")
+    return tuple(o % n for o in outs)
+
+
+def _resolve(arg, ins, vals):
+    if isinstance(arg, (tuple, list)):
+        if arg[0] == "in":
+            if not 0 <= arg[1] < len(ins):
+                raise ValueError(f"{_NAME}: the program reads input {arg[1]} but the "
+                                 f"operator has {len(ins)} input(s)")
+            return ins[arg[1]]
+        return vals[arg[1]]
+    return arg
+
+
+def _step_avals(program, avals) -> list:
+    vals = []
+    for k, (name, args, attrs) in enumerate(_steps(program)):
+        a = _step_aval(name, [_resolve(x, avals, vals) for x in args], attrs)
+        if not isinstance(a, Aval):
+            raise ValueError(f"{_NAME}: step {k} ({name}) has more than one output")
+        vals.append(a)
+    return vals
+
+
+def _infer(*avals, program=(), outputs=-1):
+    vals = _step_avals(program, avals)
+    outs = _out_steps(outputs, len(vals))
+    if isinstance(outputs, int):
+        return vals[outs[0]]
+    return tuple(vals[o] for o in outs)
+
+
+# --------------------------------------------------------------- CPU: in-place ufuncs
+@functools.lru_cache(maxsize=512)
+def _cpu_plan(program, outputs, in_avals):
+    """Per step: (kind, args, buffer slot); and per slot: (shape, dtype)."""
+    steps = _steps(program)
+    vals = _step_avals(program, [Aval(s, d) for s, d in in_avals])
+    outs = _out_steps(outputs, len(steps))
+    last = [-1] * len(steps)
+    for k, (_n, args, _a) in enumerate(steps):
+        for a in args:
+            if isinstance(a, (tuple, list)) and a[0] == "step":
+                last[a[1]] = k
+    for o in outs:
+        last[o] = len(steps)  # results are never overwritten
+    slots: list[list] = []  # [shape, dtype, step holding it]
+    plan = []
+    for k, (name, args, attrs) in enumerate(steps):
+        kind = _TABLE.get(_key(name, attrs) or "")
+        if kind is None:
+            raise ValueError(f"{_NAME}: step {k} ({name}, attrs {attrs}) is not fusable")
+        v = vals[k]
+        reads = {a[1] for a in args if isinstance(a, (tuple, list)) and a[0] == "step"}
+        slot = None
+        for s, (shape, dtype, holder) in enumerate(slots):
+            if shape != v.shape or dtype != v.dtype or last[holder] > k:
+                continue
+            if last[holder] == k and kind.reads_late and holder in reads:
+                continue
+            slot = s
+            break
+        if slot is None:
+            slot = len(slots)
+            slots.append([v.shape, v.dtype, k])
+        slots[slot][2] = k
+        refs = tuple((0, a[1]) if isinstance(a, (tuple, list)) and a[0] == "in" else
+                     (1, a[1]) if isinstance(a, (tuple, list)) else (2, a) for a in args)
+        plan.append((kind, refs, slot))
+    return tuple(plan), tuple((s[0], s[1]) for s in slots), outs
+
+
+def _run_cpu(xp, arrays, program, outputs):
+    plan, slot_specs, outs = _cpu_plan(program, outputs,
+                                       tuple((a.shape, a.dtype) for a in arrays))
+    bufs = [None] * len(slot_specs)
+    vals = []
+    for kind, refs, slot in plan:
+        args = [arrays[i] if t == 0 else vals[i] if t == 1 else i for t, i in refs]
+        buf = bufs[slot]
+        if buf is None:
+            buf = bufs[slot] = xp.empty(*slot_specs[slot])
+        if kind.recipe is not None:
+            kind.recipe(xp, buf, *args)
+        else:
+            getattr(xp, kind.ufunc)(*args, *kind.extra, out=buf)
+        vals.append(buf)
+    if isinstance(outputs, int):
+        return vals[outs[0]]
+    return tuple(vals[o] for o in outs)
+
+
+# --------------------------------------------------------------- GPU: one generated kernel
+_CTYPES = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char", "int16": "short",
+           "uint16": "unsigned short", "int32": "int", "uint32": "unsigned int",
+           "int64": "long long", "uint64": "unsigned long long", "float16": "float16",
+           "float32": "float", "float64": "double"}
+
+
+def _compute_ctype(d: numpy.dtype) -> str:
+    """The C type a value of dtype ``d`` is computed in (float16 in float, like NumPy)."""
+    return "float" if d == numpy.float16 else _CTYPES[d.name]
+
+
+def _literal(v, d: numpy.dtype) -> str:
+    """Python scalar ``v`` as a C constant of dtype ``d`` (NumPy's weak-scalar cast)."""
+    T = _compute_ctype(d)
+    if isinstance(v, bool):
+        text = "true" if v else "false"
+    elif isinstance(v, int):
+        text = f"{v}LL" if v >= 0 else f"({v}LL)"
+    elif math.isfinite(v):
+        text = repr(float(v))
+    else:
+        bits = numpy.float64(v).view(numpy.int64)
+        text = f"__longlong_as_double({int(bits)}LL)"
+    return f"(({T}){text})"
+
+
+@functools.lru_cache(maxsize=512)
+def kernel_source(program, in_dtypes, outputs=-1) -> tuple[str, str, str]:
+    """The ``cupy.ElementwiseKernel`` parts computing ``program`` (runs on CPU too).
+
+    Args:
+        program: the steps (see the module doc).
+        in_dtypes: the inputs' dtypes, in order.
+        outputs: the result step(s), as the operator's ``outputs`` attribute.
+
+    Returns:
+        ``(in_params, out_params, body)``: inputs ``in0, in1, ...`` and outputs
+        ``out0, ...`` with their concrete dtypes; the body computes one local ``s<k>``
+        per step, each operand cast to the dtype of NumPy's ufunc loop.
+
+    Example:
+        >>> prog = (("multiply", (("in", 0), 2.0)), ("exp", (("step", 0),)))
+        >>> i, o, body = kernel_source(prog, ("float32",))
+        >>> i, o
+        ('float32 in0', 'float32 out0')
+        >>> print(body)
+        float s0 = (float)((((float)in0) * ((float)2.0)));
+        float s1 = (float)(exp(((float)s0)));
+        out0 = (float)s1;
+    """
+    in_dtypes = tuple(numpy.dtype(d) for d in in_dtypes)
+    for d in in_dtypes:
+        if d not in _NATIVE:
+            raise TypeError(f"{_NAME}: no GPU kernel for input dtype {d}")
+    steps = _steps(program)
+    in_avals = [Aval((), d) for d in in_dtypes]
+    vals: list[Aval] = []
+    lines = []
+    for k, (name, args, attrs) in enumerate(steps):
+        kind = _TABLE.get(_key(name, attrs) or "")
+        arg_avals = [_resolve(a, in_avals, vals) for a in args]
+        if kind is None or not can_fuse(name, arg_avals, attrs):
+            raise ValueError(f"{_NAME}: step {k} ({name} on {arg_avals}) has no fused form")
+        loop_in, loop_out = _loop(kind, arg_avals)
+        operands = []
+        for a, d in zip((*args, *kind.extra), loop_in):
+            if isinstance(a, (tuple, list)):
+                var = f"in{a[1]}" if a[0] == "in" else f"s{a[1]}"
+                operands.append(f"(({_compute_ctype(d)}){var})")
+            else:
+                operands.append(_literal(a, d))
+        expr = kind.c(operands, _compute_ctype(loop_in[0]), loop_in[0].kind)
+        out = _step_aval(name, arg_avals, attrs)
+        T = _compute_ctype(out.dtype)
+        cast = f"({T})(float16)" if out.dtype == numpy.float16 else f"({T})"
+        lines.append(f"{T} s{k} = {cast}({expr});")
+        vals.append(out)
+    outs = _out_steps(outputs, len(steps))
+    in_params = ", ".join(f"{d.name} in{i}" for i, d in enumerate(in_dtypes))
+    out_params = ", ".join(f"{vals[o].dtype.name} out{j}" for j, o in enumerate(outs))
+    for j, o in enumerate(outs):
+        lines.append(f"out{j} = ({_CTYPES[vals[o].dtype.name]})s{o};")
+    return in_params, out_params, "\n".join(lines)
+
+
+def kernel_name(in_params: str, out_params: str, body: str) -> str:
+    """``fused_<hash>``: one name per distinct kernel source."""
+    h = hashlib.sha1(f"{in_params}|{out_params}|{body}".encode()).hexdigest()[:16]
+    return f"fused_{h}"
+
+
+def _run_gpu(xp, arrays, program, outputs):
+    in_params, out_params, body = kernel_source(program, tuple(a.dtype for a in arrays),
+                                                outputs)
+    kern = cuda.elementwise(in_params, out_params, body,
+                            kernel_name(in_params, out_params, body))
+    res = _infer(*[Aval(a.shape, a.dtype) for a in arrays], program=program, outputs=outputs)
+    outs = (res,) if isinstance(res, Aval) else res
+    bufs = [xp.empty(a.shape, a.dtype) for a in outs]
+    kern(*arrays, *bufs)
+    return bufs[0] if isinstance(res, Aval) else tuple(bufs)
+
+
+# --------------------------------------------------------------- the operator
+@defop(_NAME, infer=_infer, inputs=("data",), variadic=True,
+       attrs={"program": (), "outputs": -1}, differentiable=False)
+def _fused_elemwise(xp, *arrays, program=(), outputs=-1):
+    """An elementwise program of registry operators run as one kernel (made by the
+    fusion pass; see ``core.ops.fused``)."""
+    if xp is numpy:
+        return _run_cpu(xp, arrays, program, outputs)
+    return _run_gpu(xp, arrays, program, outputs)
