@@ -339,3 +339,49 @@ SPECS = [
     OpSpec("_norm_grad", None, None, None, check=_check_second_order,
            extra={"id": "norm_second_order"}),
 ]
+
+
+# ----------------------------------------------------------------- the graph operator BatchNorm
+def _bn_graph_ref(x, gamma, beta, mm, mv, eps=1e-3, momentum=0.9, fix_gamma=True,
+                  use_global_stats=False, axis=1, training=True):
+    """The registry operator: (out, mean, inv_std, new_moving_mean, new_moving_var)."""
+    out, mean, inv_std = _bn_ref(x, gamma, beta, mm, mv, eps, fix_gamma, axis, True,
+                                 use_global_stats, training)
+    if training and not use_global_stats:
+        a = axis % x.ndim
+        axes = tuple(i for i in range(x.ndim) if i != a)
+        xa = x.astype(np.float64)
+        mm = mm * momentum + xa.mean(axis=axes) * (1 - momentum)
+        mv = mv * momentum + xa.var(axis=axes) * (1 - momentum)
+    return out, mean, inv_std, mm.astype(x.dtype), mv.astype(x.dtype)
+
+
+def _bn_graph_samples(training):
+    def gen(rng, dtype):
+        out = _bn_samples(rng, dtype)
+        for s in out:
+            s.kwargs["training"] = training
+        out[-1].kwargs["use_global_stats"] = True
+        return out
+
+    return gen
+
+
+def _bn_graph_call(*args, **kw):
+    return F.BatchNorm(*args, **kw)
+
+
+def _bn_graph_grad_call(*args, **kw):  # the moving-statistics outputs carry no gradient
+    return F.BatchNorm(*args, **kw)[:3]
+
+
+SPECS += [
+    OpSpec("BatchNorm", _bn_graph_call, _bn_graph_ref, _bn_graph_samples(True), grad=False,
+           extra={"id": "BatchNorm_op_train"}, **_TOL),
+    OpSpec("BatchNorm", _bn_graph_call, _bn_graph_ref, _bn_graph_samples(False), grad=False,
+           extra={"id": "BatchNorm_op_infer"}, **_TOL),
+    OpSpec("BatchNorm", _bn_graph_grad_call, lambda *a, **k: _bn_graph_ref(*a, **k)[:3],
+           _bn_graph_samples(True), extra={"id": "BatchNorm_op_grad_train"}, **_TOL),
+    OpSpec("BatchNorm", _bn_graph_grad_call, lambda *a, **k: _bn_graph_ref(*a, **k)[:3],
+           _bn_graph_samples(False), extra={"id": "BatchNorm_op_grad_infer"}, **_TOL),
+]
