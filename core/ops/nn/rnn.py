@@ -106,7 +106,7 @@ class _Config:
         # modes, so its shape does not depend on ``training`` (TRAIN in a graph's infer).
         self.masks = self.p > 0 and L > 1
         training = at.get("training")
-        self.drop = bool(self.masks and training is not _TRAIN() and training)
+        self.drop = bool(self.masks and training is not _train_flag() and training)
         self.psize = param_size(mode, L, D, I, H)
         if not isinstance(parameters, Aval) or parameters.ndim != 1:
             raise ValueError(f"RNN: parameters must be a 1-D array of length {self.psize}, got "
@@ -165,7 +165,7 @@ class _Config:
         return self.L * self.D * self.cell_size() + (self.L - 1) * per_layer
 
 
-def _TRAIN():
+def _train_flag():
     """core.symbol's TRAIN flag (imported late: core.symbol imports the operators)."""
     from ...symbol.graph import TRAIN
 
@@ -460,7 +460,7 @@ def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length
              "lstm_state_clip_max": lstm_state_clip_max,
              "lstm_state_clip_nan": lstm_state_clip_nan,
              "use_sequence_length": use_sequence_length, "layout": layout,
-             "training": _TRAIN() if is_tracing() else _autograd.is_training()}
+             "training": _train_flag() if is_tracing() else _autograd.is_training()}
     res = invoke(REGISTRY["RNN"], [data, parameters, state, state_cell, sequence_length], attrs)
     if not state_outputs:
         return res[0]
