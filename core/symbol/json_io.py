@@ -76,7 +76,8 @@ _BITS = {bfloat16: numpy.dtype("<u2"), float8_e4m3fn: numpy.dtype("u1"),
          float8_e5m2: numpy.dtype("u1")}
 # MXNet's numeric dtype codes (``__dtype__`` of its variables).
 _MX_DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-              6: "int64", 7: "bool", 8: "int16", 12: "bfloat16"}
+              6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
+              12: "bfloat16"}
 
 __all__ = ["graph_from_json", "graph_to_json", "load_graph", "parse_value", "save_graph"]
 
@@ -529,6 +530,7 @@ class _Loader:
         self.top = top
         self.ours = "kbackend_version" in top
         self.nodes: list[Node] = []
+        self.aux: dict[Node, Entry] = {}
 
     def fail(self, i, nj, msg):
         name = nj.get("name") if isinstance(nj, dict) else None
@@ -657,7 +659,15 @@ class _Loader:
         if "training" in op.attrs and "training" not in given:
             full["training"] = TRAIN  # MXNet: follows the executor's is_train
         slots = self.slots(op, entries, literals, fail)
-        return Node(op, nj["name"], slots, full, num_outputs=num_outputs, user_attrs=user)
+        if not self.ours:  # MXNet may count outputs differently (BatchNorm: 3, ours 5)
+            num_outputs = max(num_outputs, _op_outputs(op, full))
+        node = Node(op, nj["name"], slots, full, num_outputs=num_outputs, user_attrs=user)
+        if not self.ours:  # MXNet updates auxiliary states in place (moving statistics)
+            for pos, out in (op.updates or {}).items():
+                e = slots[pos] if pos < len(slots) else None
+                if isinstance(e, Entry) and e.node.is_variable and out < num_outputs:
+                    self.aux[e.node] = Entry(node, out)
+        return node
 
     def value(self, op, key, text, default, fail):
         try:
@@ -750,7 +760,7 @@ class _Loader:
     def updates(self) -> dict:
         spec = self.top.get(_UPDATES)
         if spec is None:
-            return {}
+            return self.aux
         flat = spec[1] if isinstance(spec, list) and len(spec) == 2 \
             and isinstance(spec[0], str) else spec
         if isinstance(flat, list) and all(isinstance(t, list) for t in flat):
@@ -769,6 +779,19 @@ class _Loader:
                                  "of a node of the graph")
             out[self.nodes[v]] = Entry(self.nodes[src], idx)
         return out
+
+
+def _op_outputs(op, attrs) -> int:
+    """How many outputs ``op`` has (at least one past each updated output)."""
+    least = max((out + 1 for out in (op.updates or {}).values()), default=1)
+    try:
+        from .symbol import op_num_outputs
+    except ImportError:
+        return least
+    try:
+        return max(least, int(op_num_outputs(op, attrs)))
+    except (ValueError, TypeError):
+        return least
 
 
 def graph_from_json(text) -> Graph:

@@ -437,3 +437,58 @@ def test_load_mxnet_legacy_keys_and_conv():
     ref = nd.Pooling(nd.Convolution(x, w, None, kernel=(3, 3), num_filter=2, no_bias=True,
                                     pad=(1, 1)), kernel=(2, 2), stride=(2, 2)) + 1
     np.testing.assert_array_equal(out[0].asnumpy(), ref.asnumpy())
+
+
+MXNET_BN = {
+    "nodes": [
+        {"op": "null", "name": "data", "inputs": []},
+        {"op": "null", "name": "bn0_gamma", "inputs": []},
+        {"op": "null", "name": "bn0_beta", "inputs": []},
+        {"op": "null", "name": "bn0_moving_mean", "attrs": {"__init__": "[\"zero\", {}]"},
+         "inputs": []},
+        {"op": "null", "name": "bn0_moving_var", "inputs": []},
+        {"op": "BatchNorm", "name": "bn0",
+         "attrs": {"eps": "1e-05", "fix_gamma": "False", "momentum": "0.9"},
+         "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 1], [4, 0, 1]]}],
+    "arg_nodes": [0, 1, 2, 3, 4], "node_row_ptr": [0, 1, 2, 3, 4, 5, 8],
+    "heads": [[5, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}}
+
+
+def test_load_mxnet_batchnorm_aux_updates():
+    if "BatchNorm" not in REGISTRY:
+        pytest.skip("no BatchNorm graph operator")
+    g = graph_from_json(json.dumps(MXNET_BN))
+    bn = g.outputs[0].node
+    assert bn.attrs["training"] is TRAIN and bn.attrs["eps"] == 1e-5
+    assert bn.num_outputs == 5  # MXNet counts 3 (node_row_ptr); ours has 5
+    assert sorted(v.name for v in g.updates) == ["bn0_moving_mean", "bn0_moving_var"]
+    x = _rand((4, 3, 2))
+    vals = {"data": x, "bn0_gamma": nd.ones((3,)), "bn0_beta": nd.zeros((3,)),
+            "bn0_moving_mean": nd.zeros((3,)), "bn0_moving_var": nd.ones((3,))}
+    _, upd = evaluate(g, vals, is_train=True)
+    np.testing.assert_allclose(upd["bn0_moving_mean"].asnumpy(),
+                               x.asnumpy().mean(axis=(0, 2)) * 0.1, rtol=1e-5, atol=1e-7)
+    _, upd = evaluate(g, vals, is_train=False)
+    np.testing.assert_array_equal(upd["bn0_moving_mean"].asnumpy(), np.zeros(3))
+    g2 = _round_trip(g)
+    _same(g, g2, vals, is_train=True)
+    _same(g, g2, vals, is_train=False)
+
+
+def test_traced_batchnorm_round_trip():
+    if "BatchNorm" not in REGISTRY:
+        pytest.skip("no BatchNorm graph operator")
+    gamma, beta = nd.ones((3,)), nd.zeros((3,))
+    mean, var = nd.zeros((3,)), nd.ones((3,))
+    with Tracer() as t:
+        x = t.variable("x", (4, 3, 5), "float32")
+        for a, name in [(gamma, "gamma"), (beta, "beta"), (mean, "mean"), (var, "var")]:
+            t.bind(a, name)
+        y = nd.BatchNorm(x, gamma, beta, mean, var, fix_gamma=False)
+    g = t.graph([y])
+    g2 = _round_trip(g)
+    assert sorted(v.name for v in g2.updates) == sorted(v.name for v in g.updates)
+    vals = {"x": _rand((4, 3, 5)), "gamma": _rand((3,), seed=1), "beta": _rand((3,), seed=2),
+            "mean": nd.zeros((3,)), "var": nd.ones((3,))}
+    _same(g, g2, vals, is_train=True)
+    _same(g, g2, vals, is_train=False)
