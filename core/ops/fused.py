@@ -274,6 +274,12 @@ def can_fuse(opname: str, args, attrs: dict) -> bool:
         return False
     if not isinstance(out, Aval) or out.dtype != loop_out:
         return False
+    for a, d in zip((*args, *kind.extra), loop_in):
+        # NumPy compares an out-of-range int literal by value (uint8 < -3 is False) and
+        # raises for arithmetic; a C cast would wrap it: leave such steps unfused.
+        if isinstance(a, int) and not isinstance(a, bool) and d.kind in "iu" and not (
+                numpy.iinfo(d).min <= a <= numpy.iinfo(d).max):
+            return False
     return all(d.kind in kind.kinds for d in loop_in)
 
 
@@ -322,7 +328,8 @@ def _step_avals(program, avals) -> list:
     for k, (name, args, attrs) in enumerate(_steps(program)):
         a = _step_aval(name, [_resolve(x, avals, vals) for x in args], attrs)
         if not isinstance(a, Aval):
-            raise ValueError(f"{_NAME}: step {k} ({name}) has more than one output")
+            # a bad program (attribute), not a bad input type
+            raise ValueError(f"{_NAME}: step {k} ({name}) has more than one output")  # noqa: TRY004
         vals.append(a)
     return vals
 
@@ -459,7 +466,7 @@ def kernel_source(program, in_dtypes, outputs=-1) -> tuple[str, str, str]:
         arg_avals = [_resolve(a, in_avals, vals) for a in args]
         if kind is None or not can_fuse(name, arg_avals, attrs):
             raise ValueError(f"{_NAME}: step {k} ({name} on {arg_avals}) has no fused form")
-        loop_in, loop_out = _loop(kind, arg_avals)
+        loop_in, _ = _loop(kind, arg_avals)
         operands = []
         for a, d in zip((*args, *kind.extra), loop_in):
             if isinstance(a, (tuple, list)):

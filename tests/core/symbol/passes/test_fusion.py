@@ -179,7 +179,7 @@ def test_multi_consumer_boundary():
 
     g, v = _trace(f, x=((4, 4), "float32"))
     g2 = _check(g, v, groups=1, ops=2)
-    fused = [n for n in g2.op_nodes() if n.op_name == "_fused_elemwise"][0]
+    fused = next(n for n in g2.op_nodes() if n.op_name == "_fused_elemwise")
     assert [e.node.op_name for e in fused.inputs] == ["multiply"]
 
 
@@ -346,8 +346,8 @@ def test_kernel_source_text():
     assert body.splitlines() == [
         "float s0 = (float)((((float)in0) * ((float)in1)));",
         "float s1 = (float)((((float)s0) + ((float)in2)));",
-        "float s2 = (float)(((isnan(((float)s1)) || ((float)s1) > (float)0) ? ((float)s1)"
-        " : (float)0));",
+        ("float s2 = (float)(((isnan(((float)s1)) || ((float)s1) > (float)0) ? ((float)s1)"
+         " : (float)0));"),
         "out0 = (float)s2;"]
     name = fz.kernel_name(i, o, body)
     assert name.startswith("fused_") and name == fz.kernel_name(i, o, body)
