@@ -14,7 +14,8 @@ constants); an input or head ``[node, output, 0]`` names one output of an earlie
 Attribute values are strings written as MXNet writes them (``"128"``, ``"(3, 3)"``,
 ``"True"``, ``"None"``, ``"relu"``, ``"0.9"``) and read back by a small strict parser
 (:func:`parse_value`; no ``eval``, no pickle): ints, floats (``inf``, ``nan``), bools,
-None, quoted strings, tuples and lists (nested), ``slice(a, b, c)``, ``Ellipsis``, and
+None, quoted strings, tuples and lists (nested), ``slice(a, b, c)``, ``Ellipsis``,
+integer index arrays ``array([0, 2], 'int64')`` (in indexing keys), and
 ``"__is_train__"`` for :data:`~core.symbol.graph.TRAIN`. Other text is a plain string.
 
 What MXNet's layout has no place for goes into reserved attributes:
@@ -91,6 +92,7 @@ _TRAIN_TEXT = "__is_train__"
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
                      re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL = re.compile(r"(slice|array)\s*\(")  # constructor forms: must parse completely
 _WORDS = {"True": True, "False": False, "true": True, "false": False, "None": None,
           "Ellipsis": Ellipsis}
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t", "0": "\0"}
@@ -132,6 +134,10 @@ def _fmt(v) -> str:
         return f"slice({_fmt(v.start)}, {_fmt(v.stop)}, {_fmt(v.step)})"
     if isinstance(v, numpy.dtype) or (isinstance(v, type) and issubclass(v, numpy.generic)):
         return repr(numpy.dtype(v).name)
+    if hasattr(v, "shape") and hasattr(v, "dtype") and hasattr(v, "tolist"):
+        arr = v.get() if hasattr(v, "get") and not isinstance(v, numpy.ndarray) else v
+        if arr.dtype.kind in "biu":  # index arrays inside keys (``x[[0, 2]]``)
+            return f"array({_fmt(arr.tolist())}, {arr.dtype.name!r})"
     raise TypeError(f"a {type(v).__name__} has no text form")
 
 
@@ -140,7 +146,7 @@ def _is_plain(s: str) -> bool:
     t = s.strip()
     if not t:
         return True
-    if t[0] in "([\'\"":
+    if t[0] in "([\'\"" or _CALL.match(t):
         return False
     p = _Parser(t)
     try:
@@ -154,8 +160,9 @@ def _is_plain(s: str) -> bool:
 def parse_value(text: str):
     """Parse an attribute value written by :func:`format_value` or by MXNet.
 
-    Text that starts with a bracket or a quote must parse completely; other text that
-    is not a number or a keyword is returned as the string it is.
+    Text that starts with a bracket, a quote, ``slice(`` or ``array(`` must parse
+    completely; other text that is not a number or a keyword is returned as the string
+    it is.
 
     Raises:
         ParseError: a ValueError saying where the text stops making sense.
@@ -169,7 +176,7 @@ def parse_value(text: str):
     if not t:
         return text
     p = _Parser(t)
-    if t[0] in "([\'\"":
+    if t[0] in "([\'\"" or _CALL.match(t):
         v = p.value(top=True)
         p.end()
         return v
@@ -221,6 +228,16 @@ class _Parser:
             return _WORDS[w]
         if w == _TRAIN_TEXT and top:
             return TRAIN
+        if w == "array" and self.peek() == "(":
+            args = self.seq()
+            if not (len(args) == 2 and isinstance(args[0], (list, int, bool))
+                    and args[1] in ("bool", "int8", "int16", "int32", "int64", "uint8",
+                                    "uint16", "uint32", "uint64")):
+                self.fail("array() takes a nested list and an integer or bool dtype")
+            try:
+                return numpy.array(args[0], dtype=args[1])
+            except (ValueError, TypeError, OverflowError) as e:
+                self.fail(f"bad array: {e}")
         if w == "slice" and self.peek() == "(":
             args = self.seq()
             if not (1 <= len(args) <= 3 and all(a is None or type(a) is int for a in args)):

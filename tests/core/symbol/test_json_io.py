@@ -220,6 +220,19 @@ def test_variable_aval_from_attrs():
     assert variable_aval(c).dtype == np.int64
 
 
+def test_indexing_keys_round_trip():
+    with Tracer() as t:
+        x = t.variable("x", (4, 6), "float32")
+        a = x[[0, 2]]
+        b = x[np.array([3, 1], dtype="int32"), 1:]
+        d = x[..., None, -1]
+    g = t.graph([a, b, d])
+    text = graph_to_json(g)
+    assert "array([3, 1], 'int32')" in text
+    g2 = _round_trip(g)
+    _same(g, g2, {"x": _rand((4, 6))})
+
+
 # ------------------------------------------------------------------ attribute values
 @pytest.mark.parametrize("value", [
     0, -3, 2**70, 0.9, 1e-10, -2.5e300, float("inf"), -float("inf"), True, False, None,
@@ -247,6 +260,13 @@ def test_value_forms():
             parse_value(bad)
     with pytest.raises(TypeError, match="no text form"):
         format_value(object())
+    with pytest.raises(TypeError, match="no text form"):
+        format_value(np.zeros(2))  # only integer and bool index arrays
+    arr = parse_value(format_value(np.array([[1, 2]], dtype="uint8")))
+    assert arr.dtype == np.uint8 and arr.tolist() == [[1, 2]]
+    for bad in ["array([1], 'float32')", "array([1])", "array('a', 'int8')", "slice('a')"]:
+        with pytest.raises(ValueError, match="array|slice"):
+            parse_value(bad)
 
 
 # ------------------------------------------------------------------ validation
