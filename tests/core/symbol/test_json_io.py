@@ -512,3 +512,26 @@ def test_traced_batchnorm_round_trip():
             "mean": nd.zeros((3,)), "var": nd.ones((3,))}
     _same(g, g2, vals, is_train=True)
     _same(g, g2, vals, is_train=False)
+
+
+@pytest.mark.parametrize("name, size", [("resnet18_v1", 32), ("mobilenet0.25", 32),
+                                        ("squeezenet1.1", 224)])
+def test_model_zoo_round_trip(name, size):
+    vision = pytest.importorskip("gluon.model_zoo.vision")
+    net = vision.get_model(name, classes=10)
+    net.initialize()
+    x = _rand((1, 3, size, size))
+    net(x)
+    params = net.collect_params()
+    with Tracer() as t:
+        data = t.variable("data", x.shape, "float32")
+        for key, p in params.items():
+            t.bind(p.data(), key)
+        y = net(data)
+    g = t.graph([y])
+    g2 = _round_trip(g)
+    assert sorted(v.name for v in g2.updates) == sorted(v.name for v in g.updates)
+    vals = {"data": x}
+    vals.update({key: p.data() for key, p in params.items()})
+    _same(g, g2, vals)
+    _same(g, g2, vals, is_train=True, seed=5)
