@@ -1,0 +1,629 @@
+"""Shape and dtype inference over a graph (MXNet's ``InferShape``/``InferType`` passes).
+
+:func:`infer_graph` fills in what it can learn of every entry's shape and dtype:
+
+- forward, through each operator's ``infer`` rule (the same rule eager calls use);
+  when some input dimensions are unknown, the rule runs twice with two different
+  stand-in sizes, and the output dimensions that agree are known (so a batch size
+  of 0, "unknown", flows through dense and convolution layers as MXNet's does);
+- backward, as MXNet's operators do: parameters get their shapes from the data and
+  the attributes (``FullyConnected`` weight ``(num_hidden, in_units)``, convolution
+  weights from ``num_filter``/``kernel``/``num_group``/``layout``, normalization
+  scales, ``Embedding``'s table, PReLU's gamma, the fused RNN's flat parameter vector
+  and states), an elementwise binary operator's unknown operand takes the other's
+  shape, and a shape-preserving unary operator's input takes its output's shape.
+
+Shapes are tuples whose unknown dimensions are None (None for an unknown rank);
+the MXNet 1.x convention "0 means unknown" is accepted in given shapes and in a
+variable's ``__shape__`` attribute. Dtypes are numpy dtypes or None. Once any dtype is
+known, variables left without one default to float32 (MXNet).
+
+Example:
+    >>> import numpy
+    >>> from core.ops.registry import REGISTRY
+    >>> from core.symbol.graph import Entry, Graph, Node
+    >>> x = Node(None, "x")
+    >>> w = Node(None, "w")
+    >>> fc = Node(REGISTRY["FullyConnected"], "fc", [Entry(x, 0), Entry(w, 0), None],
+    ...           {"num_hidden": 4, "no_bias": True, "flatten": True})
+    >>> r = infer_graph(Graph([Entry(fc, 0)]), {"x": (2, 3)}, {"x": numpy.float32})
+    >>> r.shape(Entry(w, 0)), r.shape(Entry(fc, 0))
+    ((4, 3), (2, 4))
+"""
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+
+import numpy
+
+from ..ops.registry import Aval
+from .graph import TRAIN, Entry, Graph, Node
+
+_PROBES = (97, 89)  # stand-in sizes for unknown dimensions (distinct, unlikely to clash)
+_F32 = numpy.dtype("float32")
+
+# MXNet's dtype codes (``__dtype__`` attributes hold these as strings).
+MX_DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+                  "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11,
+                  "bfloat16": 12}
+_CODE_TO_NAME = {v: k for k, v in MX_DTYPE_CODES.items()}
+
+
+def parse_shape(s) -> tuple | None:
+    """A shape from a tuple/list or MXNet's ``"(2, 0)"`` string; 0 or None dims unknown."""
+    if s is None:
+        return None
+    if isinstance(s, str):
+        try:
+            s = ast.literal_eval(s.strip() or "()")
+        except (ValueError, SyntaxError):
+            raise ValueError(f"cannot read shape {s!r}: expected a tuple like '(2, 3)'") from None
+    if isinstance(s, numbers.Integral):
+        s = (s,)
+    if not isinstance(s, (tuple, list)):
+        raise TypeError(f"a shape must be a tuple of ints, got {s!r}")
+    out = []
+    for d in s:
+        if d is None or (isinstance(d, numbers.Integral) and int(d) <= 0):
+            out.append(None)
+        elif isinstance(d, numbers.Integral):
+            out.append(int(d))
+        else:
+            raise TypeError(f"a shape must be a tuple of ints, got {tuple(s)!r}")
+    return tuple(out)
+
+
+def parse_dtype(d) -> numpy.dtype | None:
+    """A numpy dtype from a dtype, a name, or MXNet's integer code (also as a string)."""
+    if d is None:
+        return None
+    if isinstance(d, str) and d.strip().lstrip("-").isdigit():
+        d = int(d)
+    if isinstance(d, numbers.Integral) and not isinstance(d, bool):
+        if int(d) < 0:
+            return None
+        if int(d) not in _CODE_TO_NAME:
+            raise ValueError(f"unknown MXNet dtype code {d}")
+        d = _CODE_TO_NAME[int(d)]
+    if d == "bfloat16":
+        from ..dtypes import as_dtype
+
+        return as_dtype(d)
+    return numpy.dtype(d)
+
+
+def dtype_code(dtype) -> str:
+    """MXNet's code for ``dtype`` as the string ``__dtype__`` attributes hold."""
+    name = "bfloat16" if isinstance(dtype, str) and dtype == "bfloat16" else \
+        parse_dtype(dtype).name
+    if name not in MX_DTYPE_CODES:
+        raise ValueError(f"dtype {name} has no MXNet type code")
+    return str(MX_DTYPE_CODES[name])
+
+
+def _complete(shape) -> bool:
+    return shape is not None and all(d is not None for d in shape)
+
+
+def _fmt(shape) -> str:
+    if shape is None:
+        return "unknown"
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
+
+
+class InferResult:
+    """What inference learned: ``shape(entry)``, ``dtype(entry)`` (None when unknown)."""
+
+    def __init__(self):
+        self.shapes: dict[tuple[int, int], tuple | None] = {}
+        self.dtypes: dict[tuple[int, int], numpy.dtype | None] = {}
+
+    def shape(self, e: Entry):
+        return self.shapes.get((e.node.id, e.index))
+
+    def dtype(self, e: Entry):
+        return self.dtypes.get((e.node.id, e.index))
+
+    def aval(self, e: Entry) -> Aval | None:
+        """The entry's Aval when its shape and dtype are both fully known."""
+        s, d = self.shape(e), self.dtype(e)
+        return Aval(s, d) if _complete(s) and d is not None else None
+
+
+class _Inferrer:
+    def __init__(self, graph: Graph, partial: bool):
+        self.graph = graph
+        self.partial = partial
+        self.r = InferResult()
+        self.changed = False
+        self.preserving: dict[int, bool] = {}
+
+    # ------------------------------------------------------------ knowledge
+    def get(self, e):
+        k = (e.node.id, e.index)
+        return self.r.shapes.get(k), self.r.dtypes.get(k)
+
+    def set_shape(self, e: Entry, shape, node: Node, why: str) -> None:
+        if shape is None:
+            return
+        k = (e.node.id, e.index)
+        old = self.r.shapes.get(k)
+        new = tuple(shape)
+        if old is not None:
+            if len(old) != len(new) or any(a is not None and b is not None and a != b
+                                           for a, b in zip(old, new)):
+                raise ValueError(
+                    f"infer_shape: node {node.name!r} ({node.op_name}): {why} gives "
+                    f"{e.node.name!r}[{e.index}] the shape {_fmt(new)}, but it has shape "
+                    f"{_fmt(old)}")
+            new = tuple(a if a is not None else b for a, b in zip(old, new))
+            if new == old:
+                return
+        self.r.shapes[k] = new
+        self.changed = True
+
+    def set_dtype(self, e: Entry, dtype, node: Node, why: str) -> None:
+        if dtype is None:
+            return
+        k = (e.node.id, e.index)
+        dtype = numpy.dtype(dtype)
+        old = self.r.dtypes.get(k)
+        if old is not None:
+            if old != dtype:
+                raise TypeError(
+                    f"infer_type: node {node.name!r} ({node.op_name}): {why} gives "
+                    f"{e.node.name!r}[{e.index}] the dtype {dtype.name}, but it has dtype "
+                    f"{old.name}")
+            return
+        self.r.dtypes[k] = dtype
+        self.changed = True
+
+    # ------------------------------------------------------------ forward
+    def forward(self, n: Node) -> None:
+        infos = []
+        for x in n.inputs:
+            infos.append(self.get(x) if isinstance(x, Entry) else None)
+        arrays = [i for i in infos if i is not None]
+        dtypes_known = all(d is not None for _, d in arrays)
+        if any(s is None for s, _ in arrays):
+            if dtypes_known:
+                self._fallback_dtype(n, [d for _, d in arrays])
+            return
+        full = all(_complete(s) for s, _ in arrays)
+        attrs = {k: (False if v is TRAIN else v) for k, v in n.attrs.items()}
+        if full:
+            outs = self._run(n, infos, attrs, None, raise_value=True, dtypes_known=dtypes_known)
+            if outs is None:
+                if dtypes_known:
+                    self._fallback_dtype(n, [d for _, d in arrays])
+                return
+            for i, a in enumerate(outs[:n.num_outputs]):
+                self.set_shape(Entry(n, i), a.shape, n, "the operator's inference")
+                if dtypes_known:
+                    self.set_dtype(Entry(n, i), a.dtype, n, "the operator's inference")
+            return
+        a = self._run(n, infos, attrs, _PROBES[0], raise_value=False, dtypes_known=dtypes_known)
+        b = self._run(n, infos, attrs, _PROBES[1], raise_value=False, dtypes_known=dtypes_known)
+        if a is None or b is None:
+            if dtypes_known:
+                self._fallback_dtype(n, [d for _, d in arrays])
+            return
+        for i, (oa, ob) in enumerate(zip(a[:n.num_outputs], b[:n.num_outputs])):
+            if len(oa.shape) == len(ob.shape):
+                shape = tuple(x if x == y else None for x, y in zip(oa.shape, ob.shape))
+                self.set_shape(Entry(n, i), shape, n, "the operator's inference")
+            if dtypes_known and oa.dtype == ob.dtype:
+                self.set_dtype(Entry(n, i), oa.dtype, n, "the operator's inference")
+
+    def _run(self, n, infos, attrs, probe, raise_value, dtypes_known):
+        avals = []
+        for x, info in zip(n.inputs, infos):
+            if info is None:
+                avals.append(x)
+                continue
+            s, d = info
+            if probe is not None:
+                s = tuple(probe if v is None else v for v in s)
+            avals.append(Aval(s, d if d is not None else _F32))
+        try:
+            out = n.op.infer(*avals, **attrs)
+        except TypeError as e:
+            if dtypes_known and raise_value:
+                raise TypeError(f"infer: node {n.name!r} ({n.op.name}): {e}") from None
+            return None
+        except (ValueError, IndexError) as e:
+            if raise_value:
+                shapes = ", ".join(_fmt(i[0]) if i is not None else repr(x)
+                                   for x, i in zip(n.inputs, infos))
+                raise ValueError(f"infer_shape: node {n.name!r} ({n.op.name}): {e} "
+                                 f"(input shapes: {shapes})") from None
+            return None
+        except Exception:
+            if raise_value:
+                raise
+            return None
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        for o in outs:
+            if not all(isinstance(d, numbers.Integral) for d in o.shape):
+                return None  # value-dependent output shape
+        return outs
+
+    def _fallback_dtype(self, n: Node, in_dtypes) -> None:
+        """Output dtypes when shapes are unknown: the ``dtype`` attribute, bool for
+        comparisons, else the first array input's (MXNet's elementwise type rule)."""
+        dt = n.attrs.get("dtype")
+        if isinstance(dt, (str, numpy.dtype, type)) and dt is not None:
+            try:
+                out = parse_dtype(dt)
+            except (TypeError, ValueError):
+                return
+        elif n.op.name in _COMPARISONS:
+            out = numpy.dtype(bool)
+        elif in_dtypes:
+            out = in_dtypes[0]
+        else:
+            return
+        for i in range(n.num_outputs):
+            self.set_dtype(Entry(n, i), out, n, "the operator's type rule")
+
+    # ------------------------------------------------------------ backward
+    def backward(self, n: Node) -> None:
+        rule = BACKWARD_RULES.get(n.op.name)
+        ins = [x if isinstance(x, Entry) else None for x in n.inputs]
+        if rule is not None and ins and ins[0] is not None:
+            shape, dtype = self.get(ins[0])
+            fills = rule(shape, _attrs(n), len(ins))
+            if fills:
+                for pos, want in fills.items():
+                    if pos < len(ins) and ins[pos] is not None and want is not None:
+                        self.set_shape(ins[pos], want, n, f"input {_input_name(n, pos)!r}")
+            if dtype is not None:
+                pdt = _param_dtype(n.op.name, dtype)
+                for pos in PARAM_INPUTS.get(n.op.name, ()):
+                    e = ins[pos] if pos < len(ins) else None
+                    if e is not None and e.node.is_variable and self.get(e)[1] is None:
+                        self.set_dtype(e, pdt, n, f"input {_input_name(n, pos)!r}")
+        if n.op.name in _ELEMWISE_BINARY and len(ins) == 2 and all(e is not None for e in ins):
+            (sa, da), (sb, db) = self.get(ins[0]), self.get(ins[1])
+            if sa is None and sb is not None:
+                self.set_shape(ins[0], sb, n, "the other operand")
+            elif sb is None and sa is not None:
+                self.set_shape(ins[1], sa, n, "the other operand")
+            if da is None and db is not None and ins[0].node.is_variable:
+                self.set_dtype(ins[0], db, n, "the other operand")
+            elif db is None and da is not None and ins[1].node.is_variable:
+                self.set_dtype(ins[1], da, n, "the other operand")
+
+    def reverse(self, n: Node) -> None:
+        """A shape-preserving one-input operator: its input takes its output's shape."""
+        ins = [x for x in n.inputs if isinstance(x, Entry)]
+        if len(ins) != 1 or n.num_outputs != 1:
+            return
+        out_shape = self.get(Entry(n, 0))[0]
+        in_shape = self.get(ins[0])[0]
+        if out_shape is None or (in_shape is not None and _complete(in_shape)):
+            return
+        keep = self.preserving.get(n.id)
+        if keep is None:
+            keep = self.preserving[n.id] = _preserves_shape(n)
+        if keep:
+            self.set_shape(ins[0], out_shape, n, "its output's shape")
+
+    # ------------------------------------------------------------ driver
+    def run(self, nodes) -> None:
+        ops = [n for n in nodes if n.op is not None]
+        for _ in range(2 * len(ops) + 4):
+            self.changed = False
+            for n in ops:
+                self.backward(n)
+                self.forward(n)
+            for n in reversed(ops):
+                self.reverse(n)
+            if not self.changed:
+                return
+
+
+def _attrs(n: Node) -> dict:
+    a = dict(n.op.attrs)
+    a.update({k: v for k, v in n.attrs.items() if v is not TRAIN})
+    return a
+
+
+def _input_name(n: Node, pos: int) -> str:
+    names = n.op.inputs
+    if pos < len(names):
+        return names[pos].rstrip("?")
+    return str(pos)
+
+
+def _preserves_shape(n: Node) -> bool:
+    """Whether this node's (one-input) operator keeps its input's shape (probed)."""
+    attrs = {k: (False if v is TRAIN else v) for k, v in n.attrs.items()}
+    try:
+        for shape in ((5, 7, 3), (4, 6)):
+            avals = [Aval(shape, _F32) if isinstance(x, Entry) else x for x in n.inputs]
+            out = n.op.infer(*avals, **attrs)
+            if isinstance(out, (tuple, list)):
+                if len(out) != 1:
+                    return False
+                out = out[0]
+            if tuple(out.shape) != shape:
+                return False
+    except Exception:  # noqa: BLE001 - any failure: not shape-preserving
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- rules
+_ELEMWISE_BINARY = {"add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
+                    "maximum", "minimum", "hypot", "arctan2", "logaddexp", "copysign", "equal",
+                    "not_equal", "less", "less_equal", "greater", "greater_equal",
+                    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+                    "bitwise_xor"}
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
+                "isfinite"}
+
+# Inputs that are parameters (they take the data's dtype when theirs is unknown).
+PARAM_INPUTS = {"FullyConnected": (1, 2), "Convolution": (1, 2), "Deconvolution": (1, 2),
+                "BatchNorm": (1, 2, 3, 4), "_batch_norm_train": (1, 2),
+                "_batch_norm_infer": (1, 2, 3, 4), "_layer_norm": (1, 2),
+                "_instance_norm": (1, 2), "_group_norm": (1, 2), "LeakyReLU": (1,),
+                "RNN": (1, 2, 3), "SoftmaxOutput": (1,)}
+
+
+def _param_dtype(opname, data_dtype):
+    if opname in ("BatchNorm", "_batch_norm_train", "_batch_norm_infer") and \
+            data_dtype == numpy.float16:
+        return _F32  # MXNet keeps float16 BatchNorm's parameters in float32
+    return data_dtype
+
+
+def _known(*dims) -> bool:
+    return all(d is not None for d in dims)
+
+
+def _fc(shape, a, n_in):
+    nh = a.get("num_hidden")
+    if nh is None or shape == ():
+        return {}
+    if shape is None:
+        units = None
+    elif a.get("flatten", True):
+        rest = shape[1:]
+        units = math.prod(rest) if _known(*rest) else None
+    else:
+        units = shape[-1]
+    out = {1: (int(nh), units)}
+    if not a.get("no_bias"):
+        out[2] = (int(nh),)
+    return out
+
+
+def _layout_cl(layout, ndim) -> bool:
+    return isinstance(layout, str) and layout.endswith("C") and ndim >= 3
+
+
+def _conv(shape, a, n_in, deconv=False):
+    kernel = a.get("kernel") or ()
+    if isinstance(kernel, numbers.Integral):
+        if shape is None:
+            return {}
+        kernel = (kernel,) * (len(shape) - 2)
+    kernel = tuple(kernel)
+    if shape is None:
+        shape = (None,) * (len(kernel) + 2)
+    nd = len(shape)
+    if nd < 3:
+        return {}
+    nf, g = a.get("num_filter") or 0, a.get("num_group") or 1
+    if len(kernel) != nd - 2 or not nf:
+        return {}
+    cl = _layout_cl(a.get("layout"), nd)
+    c = shape[-1] if cl else shape[1]
+    if deconv:
+        inner = nf // g
+        w = (c,) + (kernel + (inner,) if cl else (inner,) + kernel)
+    else:
+        inner = c // g if c is not None else None
+        w = (nf,) + (kernel + (inner,) if cl else (inner,) + kernel)
+    out = {1: w}
+    if not a.get("no_bias", deconv):
+        out[2] = (nf,)
+    return out
+
+
+def _norm_axis(shape, axis):
+    nd = len(shape)
+    if not isinstance(axis, numbers.Integral) or not -nd <= axis < nd:
+        return None
+    return axis % nd
+
+
+def _batchnorm(shape, a, n_in):
+    if shape is None:
+        return {}
+    ax = _norm_axis(shape, a.get("axis", 1))
+    if ax is None:
+        return {}
+    c = (shape[ax],)
+    return {i: c for i in range(1, min(n_in, 5))}
+
+
+def _layernorm(shape, a, n_in):
+    if shape is None:
+        return {}
+    ax = _norm_axis(shape, a.get("axis", -1))
+    return {} if ax is None else {1: (shape[ax],), 2: (shape[ax],)}
+
+
+def _channel1(shape, a, n_in):
+    if shape is None or len(shape) < 2:
+        return {}
+    return {1: (shape[1],), 2: (shape[1],)}
+
+
+def _embedding(shape, a, n_in):
+    i, o = a.get("input_dim"), a.get("output_dim")
+    if i is None or o is None:
+        return {}
+    return {1: (int(i), int(o))}
+
+
+def _leaky(shape, a, n_in):
+    if a.get("act_type") != "prelu" or not shape:  # None or ()
+        return {}
+    return {1: (shape[1] if len(shape) >= 2 else shape[0],)}
+
+
+def _rnn(shape, a, n_in):
+    from ..ops.nn.rnn import param_size
+
+    if shape is None or len(shape) != 3:
+        return {}
+    N, I = (shape[1], shape[2]) if a.get("layout", "TNC") == "TNC" else (shape[0], shape[2])
+    H, L, mode = a.get("state_size"), a.get("num_layers", 1), a.get("mode")
+    if H is None or mode is None:
+        return {}
+    D = 2 if a.get("bidirectional") else 1
+    out = {2: (L * D, N, H)}
+    if mode == "lstm":
+        out[3] = (L * D, N, H)
+    if I is not None:
+        try:
+            out[1] = (param_size(mode, L, D, I, H),)
+        except (KeyError, TypeError, ValueError):
+            pass
+    if a.get("use_sequence_length"):
+        out[4] = (N,)
+    return out
+
+
+def _softmax_output(shape, a, n_in):
+    if shape is None or len(shape) < 2:
+        return {}
+    if a.get("multi_output"):
+        return {1: (shape[0],) + tuple(shape[2:])}
+    return {1: tuple(shape[:-1])}
+
+
+BACKWARD_RULES = {
+    "SoftmaxOutput": _softmax_output,
+    "FullyConnected": _fc,
+    "Convolution": _conv,
+    "Deconvolution": lambda s, a, n: _conv(s, a, n, deconv=True),
+    "BatchNorm": _batchnorm,
+    "_batch_norm_train": _batchnorm,
+    "_batch_norm_infer": _batchnorm,
+    "_layer_norm": _layernorm,
+    "_instance_norm": _channel1,
+    "_group_norm": _channel1,
+    "Embedding": _embedding,
+    "LeakyReLU": _leaky,
+    "RNN": _rnn,
+}
+
+
+# --------------------------------------------------------------------------- entry point
+def _lookup(table, node):
+    if not table:
+        return None
+    if node in table:
+        return table[node]
+    return table.get(node.name)
+
+
+def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = None,
+                partial: bool = False) -> InferResult:
+    """Infer every entry's shape and dtype in ``graph``.
+
+    Args:
+        graph: the graph.
+        shapes: ``{variable name or Node: shape}`` (0 or None dims unknown); variables
+            not given use their ``__shape__`` attribute, then their ``avals``.
+        dtypes: ``{variable name or Node: dtype}``; likewise ``__dtype__``, ``avals``.
+        partial: keep going past operators whose inputs are not fully known (their
+            outputs stay unknown); errors are raised only for shapes that are known
+            and inconsistent.
+
+    Returns:
+        An :class:`InferResult`.
+
+    Raises:
+        ValueError/TypeError naming the node, its operator and the shapes when known
+        shapes or dtypes contradict an operator.
+    """
+    nodes = graph.topo()
+    inf = _Inferrer(graph, partial)
+    for n in nodes:
+        if n.is_constant:
+            v = n.value
+            inf.r.shapes[(n.id, 0)] = tuple(v.shape)
+            inf.r.dtypes[(n.id, 0)] = numpy.dtype(v.dtype)
+            continue
+        if not n.is_variable:
+            continue
+        s = _lookup(shapes, n)
+        if s is None:
+            s = n.user_attrs.get("__shape__")
+        if s is None and n.avals:
+            s = n.avals[0].shape
+        d = _lookup(dtypes, n)
+        if d is None:
+            d = n.user_attrs.get("__dtype__")
+        if d is None and n.avals:
+            d = n.avals[0].dtype
+        shape = parse_shape(s)
+        if shape is not None:
+            inf.r.shapes[(n.id, 0)] = shape
+        dt = parse_dtype(d)
+        if dt is not None:
+            inf.r.dtypes[(n.id, 0)] = dt
+    inf.run(nodes)
+    if any(v is not None for v in inf.r.dtypes.values()):
+        missing = [n for n in nodes if n.is_variable and inf.r.dtypes.get((n.id, 0)) is None]
+        for n in missing:
+            inf.r.dtypes[(n.id, 0)] = _F32
+        if missing:
+            inf.run(nodes)
+    return inf.r
+
+
+def annotate(graph: Graph, shapes: dict | None = None, dtypes: dict | None = None) -> Graph:
+    """A copy of ``graph`` whose every node has ``avals`` (raises when some are unknown).
+
+    Example:
+        >>> from core.ops.registry import REGISTRY
+        >>> from core.symbol.graph import Entry, Graph, Node
+        >>> x = Node(None, "x")
+        >>> g = annotate(Graph([Entry(Node(REGISTRY["relu"], "r", [Entry(x, 0)]), 0)]),
+        ...              {"x": (2,)}, {"x": "float32"})
+        >>> g.outputs[0].node.avals
+        (Aval((2,), float32),)
+    """
+    r = infer_graph(graph, shapes, dtypes)
+    missing = []
+
+    def rebuild(n, inputs):
+        if n.is_constant:
+            avals = n.avals
+        else:
+            avals = [r.aval(e) for e in n.entries()]
+            if any(a is None for a in avals):
+                missing.append(n.name)
+        c = Node(n.op, n.name, inputs, n.attrs, n.num_outputs, None, n.user_attrs, n.value,
+                 n.ctx)
+        if n.is_constant or not any(a is None for a in avals):
+            c.avals = tuple(avals) if avals is not None else None
+        return c
+
+    from .graph import map_graph
+
+    out = map_graph(graph, rebuild)
+    if missing:
+        raise ValueError(f"annotate: cannot infer the shapes of {', '.join(missing[:8])}"
+                         f"{' ...' if len(missing) > 8 else ''}; give the input shapes")
+    return out
