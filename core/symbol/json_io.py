@@ -495,8 +495,13 @@ def _mxnet_aliases() -> dict:
 
     def add(mx_name, op_name, defaults=None, scalar=None):
         op = REGISTRY.get(op_name)
-        if op is not None and mx_name not in REGISTRY and mx_name not in table:
-            table[mx_name] = (op, dict(defaults or {}), scalar)
+        # A registry name stands for its own operator, except where core.nd gives it
+        # MXNet's defaults (``sum`` with MXNet's axis rules, ``argmax`` -> float32).
+        own = REGISTRY.get(mx_name)
+        if op is None or mx_name in table or (own is not None and (own is not op or
+                                                                   not defaults)):
+            return
+        table[mx_name] = (op, dict(defaults or {}), scalar)
 
     for op in list(REGISTRY.values()):
         for entry in op.nd:
@@ -528,14 +533,15 @@ def _mxnet_aliases() -> dict:
 _ALIASES: dict | None = None
 
 
-def _resolve_op(name: str):
+def _resolve_op(name: str, ours: bool):
+    """``(op, attribute defaults, scalar input position)`` for an op name of a file."""
     global _ALIASES
     op = REGISTRY.get(name)
-    if op is not None:
+    if ours:
         return op, {}, None
     if _ALIASES is None:
         _ALIASES = _mxnet_aliases()
-    return _ALIASES.get(name, (None, None, None))
+    return _ALIASES.get(name, (op, {}, None))
 
 
 class _Loader:
@@ -649,7 +655,7 @@ class _Loader:
         return Node(None, name, avals=[Aval(shape, dt)], user_attrs=user, value=arr.copy())
 
     def op_node(self, i, nj, attrs, inputs, num_outputs, fail) -> Node:
-        op, defaults, scalar_pos = _resolve_op(nj["op"])
+        op, defaults, scalar_pos = _resolve_op(nj["op"], self.ours)
         if op is None:
             fail(f"unknown operator {nj['op']!r} (not in the registry, and not an MXNet "
                  "1.x name of one of its operators)")
@@ -729,9 +735,11 @@ class _Loader:
                 raise ParseError("expected a number")
         except ParseError as e:
             fail(f"attribute scalar={text!r} does not parse: {e}")
-        if is_int is not None and is_int.strip() in ("1", "True", "true"):
-            return int(v)
-        return v
+        if is_int is None:
+            # MXNet before is_int cast the scalar to the array's dtype: an integral
+            # scalar is an int (weak with float arrays, exact with int arrays).
+            return int(v) if isinstance(v, float) and v.is_integer() else v
+        return int(v) if is_int.strip() in ("1", "True", "true") else v
 
     def slots(self, op, entries, literals, fail) -> list:
         total = len(entries) + len(literals)

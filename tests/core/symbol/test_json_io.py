@@ -389,11 +389,13 @@ MXNET_MLP = """{
     {"op": "Reshape", "name": "reshape0", "attrs": {"shape": "(-1, 3)"}, "inputs": [[11, 0, 0]]},
     {"op": "null", "name": "softmax_label", "inputs": []},
     {"op": "SoftmaxOutput", "name": "softmax", "attrs": {"grad_scale": "1"},
-     "inputs": [[12, 0, 0], [13, 0, 0]]}
+     "inputs": [[12, 0, 0], [13, 0, 0]]},
+    {"op": "sum", "name": "sum0", "attrs": {"axis": "1"}, "inputs": [[14, 0, 0]]},
+    {"op": "argmax", "name": "argmax0", "attrs": {"axis": "1"}, "inputs": [[14, 0, 0]]}
   ],
   "arg_nodes": [0, 2, 3, 10, 13],
-  "node_row_ptr": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16],
-  "heads": [[14, 0, 0]],
+  "node_row_ptr": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18],
+  "heads": [[14, 0, 0], [15, 0, 0], [16, 0, 0]],
   "attrs": {"mxnet_version": ["int", 10600]}
 }"""
 
@@ -403,7 +405,9 @@ def test_load_mxnet_1x_json():
     ops = {n.name: n for n in g.op_nodes()}
     assert ops["flatten0"].op_name == "flatten"
     assert ops["_plus0"].op_name == "add"
-    assert ops["_mulscalar0"].op_name == "multiply" and ops["_mulscalar0"].inputs[1] == 2.0
+    assert ops["_mulscalar0"].op_name == "multiply" and ops["_mulscalar0"].inputs[1] == 2
+    assert type(ops["_mulscalar0"].inputs[1]) is int  # MXNet cast "2.0" to the array's dtype
+    assert type(ops["_rminusscalar0"].inputs[0]) is int
     assert ops["_rminusscalar0"].inputs[0] == 1 and isinstance(ops["_rminusscalar0"].inputs[1],
                                                                  Entry)
     assert ops["fc1"].attrs["no_bias"] is False and ops["fc1"].attrs["flatten"] is True
@@ -412,6 +416,8 @@ def test_load_mxnet_1x_json():
     assert ops["softmax"].attrs["grad_scale"] == 1.0
     assert type(ops["softmax"].attrs["grad_scale"]) is float
     assert ops["reshape0"].op_name == "reshape"
+    assert ops["sum0"].op_name == "sum" and ops["sum0"].attrs["_mx"] is True  # MXNet's sum
+    assert ops["argmax0"].attrs["dtype"] == "float32"  # MXNet's argmax gives floats
     assert [v.name for v in g.variables()] == ["data", "fc1_weight", "fc1_bias", "fc2_weight",
                                                "softmax_label"]
     rs = np.random.RandomState(0)
@@ -427,10 +433,12 @@ def test_load_mxnet_1x_json():
     expect = np.exp(logits - logits.max(1, keepdims=True))
     expect /= expect.sum(1, keepdims=True)
     np.testing.assert_allclose(out[0].asnumpy(), expect, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[1].asnumpy(), [1, 1], rtol=1e-6)
+    assert out[2].dtype == np.float32
+    np.testing.assert_array_equal(out[2].asnumpy(), expect.argmax(1))
     # and it saves in our form and comes back the same
     g2 = _round_trip(g)
-    out2, _ = evaluate(g2, vals, is_train=False)
-    np.testing.assert_array_equal(out[0].asnumpy(), out2[0].asnumpy())
+    _same(g, g2, vals)
 
 
 def test_load_mxnet_legacy_keys_and_conv():
