@@ -345,7 +345,15 @@ def _infer(*avals, program=(), outputs=-1):
 # --------------------------------------------------------------- CPU: in-place ufuncs
 @functools.lru_cache(maxsize=512)
 def _cpu_plan(program, outputs, in_avals):
-    """Per step: (kind, args, buffer slot); and per slot: (shape, dtype)."""
+    """How to run ``program`` on inputs of ``in_avals`` (``((shape, dtype), ...)``).
+
+    Returns ``(plan, slots, consts, outs)``. Values live in one list: the inputs, then
+    ``consts`` (the literals), then one entry per step. ``plan`` has one
+    ``(function, how, argument positions in that list, buffer slot)`` per step (how:
+    0 a ufunc taking ``out`` positionally, 1 by keyword, 2 a recipe),
+    ``slots`` the ``(shape, dtype)`` of each buffer: a step writes into the buffer of a
+    value of its shape and dtype that no later step reads, else into a new one.
+    """
     steps = _steps(program)
     vals = _step_avals(program, [Aval(s, d) for s, d in in_avals])
     outs = _out_steps(outputs, len(steps))
@@ -356,14 +364,28 @@ def _cpu_plan(program, outputs, in_avals):
                 last[a[1]] = k
     for o in outs:
         last[o] = len(steps)  # results are never overwritten
-    slots: list[list] = []  # [shape, dtype, step holding it]
-    plan = []
+    consts: list = []
+    n_in = len(in_avals)
+    kinds, refs = [], []
     for k, (name, args, attrs) in enumerate(steps):
         kind = _TABLE.get(_key(name, attrs) or "")
         if kind is None:
             raise ValueError(f"{_NAME}: step {k} ({name}, attrs {attrs}) is not fusable")
+        pos = []
+        for a in (*args, *kind.extra):
+            if isinstance(a, (tuple, list)):
+                pos.append(a[1] if a[0] == "in" else ("step", a[1]))
+            else:
+                pos.append(n_in + len(consts))
+                consts.append(a)
+        kinds.append(kind)
+        refs.append(pos)
+    base = n_in + len(consts)
+    slots: list[list] = []  # [shape, dtype, step holding it]
+    plan = []
+    for k, (kind, pos) in enumerate(zip(kinds, refs)):
         v = vals[k]
-        reads = {a[1] for a in args if isinstance(a, (tuple, list)) and a[0] == "step"}
+        reads = {p[1] for p in pos if isinstance(p, tuple)}
         slot = None
         for s, (shape, dtype, holder) in enumerate(slots):
             if shape != v.shape or dtype != v.dtype or last[holder] > k:
@@ -376,30 +398,46 @@ def _cpu_plan(program, outputs, in_avals):
             slot = len(slots)
             slots.append([v.shape, v.dtype, k])
         slots[slot][2] = k
-        refs = tuple((0, a[1]) if isinstance(a, (tuple, list)) and a[0] == "in" else
-                     (1, a[1]) if isinstance(a, (tuple, list)) else (2, a) for a in args)
-        plan.append((kind, refs, slot))
-    return tuple(plan), tuple((s[0], s[1]) for s in slots), outs
+        idx = tuple(base + p[1] if isinstance(p, tuple) else p for p in pos)
+        if kind.recipe is not None:
+            plan.append((kind.recipe, 2, idx, slot))
+        else:  # NumPy deprecates a positional out for maximum and minimum only
+            plan.append((getattr(numpy, kind.ufunc),
+                         1 if kind.ufunc in ("maximum", "minimum") else 0, idx, slot))
+    return (tuple(plan), tuple((s[0], s[1]) for s in slots), tuple(consts),
+            tuple(base + o for o in outs))
+
+
+# Plans by the program object's identity (hashing a long program costs more than
+# running it on small arrays); each entry keeps its program alive so ids stay unique.
+_PLANS: dict = {}
 
 
 def _run_cpu(xp, arrays, program, outputs):
-    plan, slot_specs, outs = _cpu_plan(program, outputs,
-                                       tuple((a.shape, a.dtype) for a in arrays))
+    in_avals = tuple((a.shape, a.dtype) for a in arrays)
+    key = (id(program), outputs, in_avals)
+    hit = _PLANS.get(key)
+    if hit is None or hit[0] is not program:
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        hit = _PLANS[key] = (program, _cpu_plan(program, outputs, in_avals))
+    plan, slot_specs, consts, outs = hit[1]
     bufs = [None] * len(slot_specs)
-    vals = []
-    for kind, refs, slot in plan:
-        args = [arrays[i] if t == 0 else vals[i] if t == 1 else i for t, i in refs]
+    env = [*arrays, *consts]
+    for fn, how, idx, slot in plan:
         buf = bufs[slot]
         if buf is None:
             buf = bufs[slot] = xp.empty(*slot_specs[slot])
-        if kind.recipe is not None:
-            kind.recipe(xp, buf, *args)
+        if how == 0:
+            fn(*[env[i] for i in idx], buf)  # the ufunc's out, positionally (faster)
+        elif how == 1:
+            fn(*[env[i] for i in idx], out=buf)
         else:
-            getattr(xp, kind.ufunc)(*args, *kind.extra, out=buf)
-        vals.append(buf)
+            fn(xp, buf, *[env[i] for i in idx])
+        env.append(buf)
     if isinstance(outputs, int):
-        return vals[outs[0]]
-    return tuple(vals[o] for o in outs)
+        return env[outs[0]]
+    return tuple(env[o] for o in outs)
 
 
 # --------------------------------------------------------------- GPU: one generated kernel

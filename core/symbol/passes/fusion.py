@@ -58,6 +58,7 @@ def _groups(graph: Graph, topo: list[Node]) -> list[list[Node]]:
     consumers = graph.consumers()
     heads = {e.node.id for e in graph.heads()}
     fusable = {n.id for n in topo if _fusable(n)}
+    order = {n.id: k for k, n in enumerate(topo)}
     grouped: set[int] = set()
     groups = []
     for root in reversed(topo):
@@ -77,7 +78,7 @@ def _groups(graph: Graph, topo: list[Node]) -> list[list[Node]]:
                     work.append(p)
         if len(members) >= 2:
             grouped.update(members)
-            groups.append([n for n in topo if n.id in members])
+            groups.append(sorted(members.values(), key=lambda n: order[n.id]))
     return groups
 
 

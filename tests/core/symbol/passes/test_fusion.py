@@ -327,13 +327,13 @@ def test_cpu_plan_reuses_one_buffer():
         prog.append((["exp", "tanh", "relu", "negative"][k % 4], (("step", k - 1),)))
     prog = tuple(prog)
     f32 = np.dtype("float32")
-    plan, slots, _ = fz._cpu_plan(prog, -1, (((4, 8), f32), ((4, 8), f32), ((8,), f32)))
+    plan, slots, _, _ = fz._cpu_plan(prog, -1, (((4, 8), f32), ((4, 8), f32), ((8,), f32)))
     assert len(plan) == 10 and slots == (((4, 8), f32),)
     # a value read after a later step keeps its buffer; softplus never overwrites its input
     prog2 = (("exp", (("in", 0),)), ("negative", (("step", 0),)),
              ("add", (("step", 0), ("step", 1))), ("softplus", (("step", 2),)))
-    plan2, slots2, _ = fz._cpu_plan(prog2, -1, (((3,), f32),))
-    assert [p[2] for p in plan2] == [0, 1, 0, 1]
+    plan2, slots2, _, _ = fz._cpu_plan(prog2, -1, (((3,), f32),))
+    assert [p[3] for p in plan2] == [0, 1, 0, 1]
     assert len(slots2) == 2
 
 
