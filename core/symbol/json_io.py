@@ -118,8 +118,10 @@ def format_value(v) -> str:
 def _fmt(v) -> str:
     if v is None or v is Ellipsis or isinstance(v, bool):
         return repr(v)
-    if isinstance(v, numpy.generic) and v.dtype.kind in "biuf":
-        return _fmt(v.item() if v.dtype.kind != "f" else float(v))
+    if isinstance(v, numpy.generic) and v.dtype.kind in "biu":
+        return _fmt(v.item())
+    if isinstance(v, numpy.generic) and v.dtype.kind in "fV":  # bfloat16 and float8: "V"
+        return _fmt(float(v))
     if isinstance(v, int):
         return str(int(v))
     if isinstance(v, float):

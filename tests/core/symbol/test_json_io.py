@@ -118,6 +118,19 @@ def test_literals_round_trip():
     _same(g, g2, vals)
 
 
+def test_numpy_scalar_literals_round_trip():
+    import ml_dtypes
+
+    x = Node(None, "x")
+    lits = [np.float16(2.5), ml_dtypes.bfloat16(1.5), np.uint8(7), np.bool_(True), None]
+    nodes = [Node(REGISTRY["add"], f"add{k}", [Entry(x, 0), v]) for k, v in enumerate(lits[:4])]
+    g = Graph([Entry(n, 0) for n in nodes])
+    g2 = _round_trip(g)
+    back = [n.inputs[1] for n in (e.node for e in g2.outputs)]
+    for a, b in zip(lits, back):
+        assert type(a) is type(b) and a == b
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int32", "int64", "bool", "uint8",
                                    "float64"])
 def test_constants_round_trip(dtype):
