@@ -32,7 +32,6 @@ Example:
 """
 from __future__ import annotations
 
-import ast
 import math
 import numbers
 
@@ -51,15 +50,29 @@ MX_DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32":
 _CODE_TO_NAME = {v: k for k, v in MX_DTYPE_CODES.items()}
 
 
+def _read_shape(text: str) -> tuple:
+    """``"(2, 0)"``/``"[2,3]"``/``"4"`` -> a tuple of ints (no ``eval``)."""
+    t = text.strip()
+    if t[:1] in "([" and t[-1:] == {"(": ")", "[": "]"}.get(t[:1]):
+        t = t[1:-1]
+    parts = [p.strip() for p in t.split(",")]
+    if parts and parts[-1] == "":
+        parts.pop()  # "(2,)"
+    out = []
+    for p in parts:
+        q = p[1:] if p[:1] == "-" else p
+        if not q.isdigit():
+            raise ValueError(f"cannot read shape {text!r}: expected a tuple like '(2, 3)'")
+        out.append(int(p))
+    return tuple(out)
+
+
 def parse_shape(s) -> tuple | None:
     """A shape from a tuple/list or MXNet's ``"(2, 0)"`` string; 0 or None dims unknown."""
     if s is None:
         return None
     if isinstance(s, str):
-        try:
-            s = ast.literal_eval(s.strip() or "()")
-        except (ValueError, SyntaxError):
-            raise ValueError(f"cannot read shape {s!r}: expected a tuple like '(2, 3)'") from None
+        s = _read_shape(s)
     if isinstance(s, numbers.Integral):
         s = (s,)
     if not isinstance(s, (tuple, list)):
@@ -183,6 +196,9 @@ class _Inferrer:
 
     # ------------------------------------------------------------ forward
     def forward(self, n: Node) -> None:
+        if all(_complete(self.r.shapes.get((n.id, i))) and (n.id, i) in self.r.dtypes
+               for i in range(n.num_outputs)):
+            return  # nothing left to learn
         infos = []
         for x in n.inputs:
             infos.append(self.get(x) if isinstance(x, Entry) else None)
@@ -510,7 +526,24 @@ def _softmax_output(shape, a, n_in):
     return {1: tuple(shape[:-1])}
 
 
+def _sequence(shape, a, n_in):
+    if shape is None or len(shape) < 2 or not a.get("use_sequence_length"):
+        return {}
+    return {1: (shape[1] if a.get("axis", 0) == 0 else shape[0],)}
+
+
+def _ctc(shape, a, n_in):
+    if shape is None or len(shape) != 3:
+        return {}
+    n = shape[0] if a.get("layout") == "NTC" else shape[1]
+    return {2: (n,), 3: (n,)}
+
+
 BACKWARD_RULES = {
+    "SequenceMask": _sequence,
+    "SequenceLast": _sequence,
+    "SequenceReverse": _sequence,
+    "CTCLoss": _ctc,
     "SoftmaxOutput": _softmax_output,
     "FullyConnected": _fc,
     "Convolution": _conv,

@@ -491,11 +491,11 @@ class Symbol:
         return sym.cast(self, dtype=dtype, **kwargs)
 
     def __getattr__(self, name: str):
-        if name.startswith("__") or name not in FLUENT_METHODS:
-            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
         from .. import sym
 
-        fn = getattr(sym, name)
+        fn = getattr(sym, name, None) if name in FLUENT_METHODS else None
+        if fn is None:
+            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
 
         def method(*args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -505,7 +505,9 @@ class Symbol:
         return method
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | FLUENT_METHODS)
+        from .. import sym
+
+        return sorted(set(super().__dir__()) | {m for m in FLUENT_METHODS if hasattr(sym, m)})
 
 
 # MXNet's fluent Symbol methods (each ``x.f(*a, **k)`` is ``sym.f(x, *a, **k)``).

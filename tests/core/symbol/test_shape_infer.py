@@ -23,9 +23,11 @@ def args_of(s, **shapes):
 def test_parse_helpers():
     assert parse_shape("(2, 0, 3)") == (2, None, 3)
     assert parse_shape([4]) == (4,) and parse_shape(5) == (5,) and parse_shape(None) is None
-    assert parse_shape("()") == ()
-    with pytest.raises(ValueError, match="shape"):
-        parse_shape("(2,")
+    assert parse_shape("()") == () and parse_shape("(3,)") == (3,)
+    assert parse_shape("[4, 5]") == (4, 5) and parse_shape("7") == (7,)
+    for bad in ("(2,", "(a)", "((2))", "(2,,3)", "__import__('os')"):
+        with pytest.raises(ValueError, match="shape"):
+            parse_shape(bad)
     with pytest.raises(TypeError):
         parse_shape((2.5,))
     assert parse_dtype("0") == numpy.float32 and parse_dtype(6) == numpy.int64
@@ -82,6 +84,18 @@ def test_embedding_prelu_rnn():
     a = args_of(r, x=(4, 7, 5))
     assert a["r_parameters"] == (param_size("gru", 1, 1, 5, 3),)
     assert a["r_state"] == (1, 4, 3)
+
+
+def test_sequence_and_ctc_lengths():
+    x = sym.var("x")
+    m = sym.SequenceMask(x, use_sequence_length=True, name="m")
+    assert args_of(m, x=(5, 3, 2))["m_sequence_length"] == (3,)
+    m1 = sym.SequenceLast(x, use_sequence_length=True, axis=1, name="m1")
+    assert args_of(m1, x=(5, 3, 2))["m1_sequence_length"] == (5,)
+    c = sym.CTCLoss(x, sym.var("label"), use_data_lengths=True, use_label_lengths=True,
+                    name="c")
+    a = args_of(c, x=(6, 2, 5), label=(2, 3))
+    assert a["c_data_lengths"] == (2,) and a["c_label_lengths"] == (2,)
 
 
 def test_elementwise_operand_takes_the_other_shape():

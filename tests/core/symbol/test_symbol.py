@@ -308,6 +308,24 @@ def test_overrides_compose_like_nd():
     assert rr.outputs[0].node.attrs["training"] is TRAIN
 
 
+def test_other_nd_overrides_run_recorded():
+    from core.ops.registry import F
+    from core.sym._compose import traced
+
+    def nd_func(data, scale=2.0):
+        """A hand-written nd function: its operator calls become nodes."""
+        return F.relu(data) * scale + F.exp(-data)
+
+    f = traced(nd_func, "my_func")
+    x = sym.var("x")
+    s = f(x, scale=3.0)
+    assert [n.op_name for n in s.graph.op_nodes()] == ["relu", "multiply", "negative",
+                                                       "exp", "add"]
+    v = rand(3)
+    numpy.testing.assert_allclose(s.eval(x=v)[0].asnumpy(), nd_func(v, 3.0).asnumpy(),
+                                  rtol=1e-6)
+
+
 def test_rnn_creates_parameters_and_states():
     from core.ops.nn.rnn import param_size
 
