@@ -377,3 +377,31 @@ def test_kernel_source_dtypes():
         fz.kernel_source((("floor_divide", (("in", 0), 2)),), ("int32",))
     with pytest.raises(TypeError, match="bfloat16"):
         fz.kernel_source((("exp", (("in", 0),)),), ("bfloat16",))
+
+
+# --------------------------------------------------------------- inside the executor
+def test_training_step_through_the_executor(monkeypatch):
+    from core.symbol import executor as ex_mod
+
+    def f(x, w, b):
+        h = nd.Activation(x * w + b, act_type="sigmoid")
+        return nd.sum(nd.tanh(h * 2 - 1) * x)
+
+    g, v = _trace(f, x=((16, 8), "float32"), w=((8,), "float32"), b=((8,), "float32"))
+
+    def step():
+        grads = {k: nd.zeros(v[k].shape) for k in ("w", "b")}
+        ex = ex_mod.Executor(g, None, dict(v), args_grad=grads)
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward()
+        steps = [s.op.name for s in ex._program(True)[0][0].steps]
+        return out, {k: a.asnumpy() for k, a in grads.items()}, steps
+
+    with np.errstate(all="ignore"):  # the inputs hold nan and inf
+        fused_out, fused_grads, fused_steps = step()
+        monkeypatch.setattr(ex_mod, "_optimize", lambda graph: graph)
+        ref_out, ref_grads, ref_steps = step()
+    assert "_fused_elemwise" in fused_steps and len(fused_steps) < len(ref_steps)
+    assert _bits_equal(fused_out, ref_out)
+    for k in ref_grads:
+        assert _bits_equal(fused_grads[k], ref_grads[k]), k
