@@ -105,6 +105,11 @@ def format_value(v) -> str:
 
     Raises:
         TypeError: for values that have no text form (arrays, contexts, ...).
+
+    Example:
+        >>> from core.symbol.json_io import format_value
+        >>> format_value((3, 3)), format_value("relu"), format_value("1"), format_value(None)
+        ('(3, 3)', 'relu', "'1'", 'None')
     """
     if v is TRAIN:
         return _TRAIN_TEXT
@@ -339,6 +344,16 @@ def graph_to_json(graph, indent: int | None = 2) -> str:
     Raises:
         ValueError: naming the node, for operators that are not in the registry
             (fused kernels: save before fusion) and attributes that cannot be written.
+
+    Example:
+        >>> import json
+        >>> from core.ops.registry import REGISTRY
+        >>> from core.symbol.graph import Entry, Graph, Node
+        >>> x = Node(None, "x", user_attrs={"__shape__": "(2, 3)"})
+        >>> act = Node(REGISTRY["Activation"], "act0", [Entry(x, 0)], {"act_type": "tanh"})
+        >>> doc = json.loads(graph_to_json(Graph([Entry(act, 0)])))
+        >>> doc["nodes"][1]["attrs"], doc["nodes"][1]["inputs"], doc["heads"]
+        ({'act_type': 'tanh'}, [[0, 0, 0]], [[1, 0, 0]])
     """
     graph = getattr(graph, "graph", graph)
     if not isinstance(graph, Graph):
@@ -459,6 +474,17 @@ def save_graph(graph, path) -> None:
     Args:
         graph: the graph (see :func:`graph_to_json`).
         path: the file name (``*-symbol.json``).
+
+    Example:
+        >>> import os, tempfile
+        >>> from core.ops.registry import REGISTRY
+        >>> from core.symbol.graph import Entry, Graph, Node
+        >>> x = Node(None, "x")
+        >>> g = Graph([Entry(Node(REGISTRY["exp"], "exp0", [Entry(x, 0)]), 0)])
+        >>> path = os.path.join(tempfile.mkdtemp(), "net-symbol.json")
+        >>> save_graph(g, path)
+        >>> [n.op_name for n in load_graph(path).topo()]
+        ['null', 'exp']
     """
     from ..serialization import atomic_write
 
@@ -842,8 +868,8 @@ def graph_from_json(text) -> Graph:
     except json.JSONDecodeError as e:
         raise ValueError(f"graph JSON: malformed JSON: {e}") from None
     if not isinstance(doc, dict):
-        raise ValueError(f"graph JSON: expected an object with 'nodes' and 'heads', got "  # noqa: TRY004
-                         f"{type(doc).__name__}")
+        raise ValueError(  # noqa: TRY004 - a malformed file, not a caller's type error
+            f"graph JSON: expected an object with 'nodes' and 'heads', got {type(doc).__name__}")
     return _Loader(doc).load()
 
 

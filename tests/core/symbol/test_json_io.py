@@ -309,25 +309,33 @@ def test_valid_minimal():
     ("[1, 2]", "expected an object"),
     (json.dumps({"heads": []}), "missing key 'nodes'"),
     (json.dumps({"nodes": []}), "missing key 'heads'"),
-    (_doc([_X, {"name": "r", "inputs": [[0, 0, 0]]}]), r"node 1 \('r', op None\): missing key 'op'"),
-    (_doc([_X, {"op": "relu", "inputs": [[0, 0, 0]]}]), r"node 1 \(None, op 'relu'\): missing key 'name'"),
+    (_doc([_X, {"name": "r", "inputs": [[0, 0, 0]]}]),
+     r"node 1 \('r', op None\): missing key 'op'"),
+    (_doc([_X, {"op": "relu", "inputs": [[0, 0, 0]]}]),
+     r"node 1 \(None, op 'relu'\): missing key 'name'"),
     (_doc([_X, {"op": "relu", "name": "r"}]), r"node 1 \('r', op 'relu'\): missing key 'inputs'"),
     (_doc([_X, _relu(op="frobnicate")]), r"node 1 \('r', op 'frobnicate'\): unknown operator"),
-    (_doc([_X, _relu(attrs={"alpha": "1"})]), r"node 1 \('r', op 'relu'\): unknown attribute 'alpha'"),
-    (_doc([_X, _relu(op="elu", attrs={"alpha": "(1, "})]), r"node 1 \('r', op 'elu'\): attribute alpha='\(1, ' does not parse"),
-    (_doc([_X, _relu(op="elu", attrs={"alpha": 1})]), r"node 1 .*attribute 'alpha' must be a string"),
-    (_doc([_X, _relu(inputs=[[5, 0, 0]])]), r"node 1 \('r', op 'relu'\): input \[5, 0, 0\] refers to node 5, out of range"),
+    (_doc([_X, _relu(attrs={"alpha": "1"})]),
+     r"node 1 \('r', op 'relu'\): unknown attribute 'alpha'"),
+    (_doc([_X, _relu(op="elu", attrs={"alpha": "(1, "})]),
+     r"node 1 \('r', op 'elu'\): attribute alpha='\(1, ' does not parse"),
+    (_doc([_X, _relu(op="elu", attrs={"alpha": 1})]),
+     r"node 1 .*attribute 'alpha' must be a string"),
+    (_doc([_X, _relu(inputs=[[5, 0, 0]])]),
+     r"node 1 \('r', op 'relu'\): input \[5, 0, 0\] refers to node 5, out of range"),
     (_doc([_X, _relu(inputs=[[1, 0, 0]])]), r"node 1 .*does not come before it"),
     (_doc([_X, _relu(inputs=[[0, 1, 0]])]), r"node 1 .*output 1 of node 0 \('x', op 'null'\)"),
     (_doc([_X, _relu(inputs=[["0", 0, 0]])]), r"node 1 .*must be \[node, output, version\]"),
     (_doc([_X, _relu(inputs=[])]), r"node 1 .*has 0 inputs, but 'relu' needs x"),
     (_doc([_X, _relu(inputs=[[0, 0, 0], [0, 0, 0]])]), r"node 1 .*takes at most 1"),
-    (_doc([_X, _relu()], heads=[(2, 0, 0)]), r"head 0: head \[2, 0, 0\] refers to node 2, out of range"),
+    (_doc([_X, _relu()], heads=[(2, 0, 0)]),
+     r"head 0: head \[2, 0, 0\] refers to node 2, out of range"),
     (_doc([_X, _relu()], heads=[(1, 3, 0)], node_row_ptr=[0, 1, 2]),
      r"head 0: .*output 3 of node 1 \('r', op 'relu'\), which has 1 output"),
     (_doc([_X, _relu()], node_row_ptr=[0, 1]), "node_row_ptr"),
     (_doc([_X, _relu()], arg_nodes=[1]), "arg_nodes"),
-    (_doc([_X, _relu(attrs={"__literals__": "{\"0\": \"(\"}"})]), r"node 1 .*__literals__.*does not parse"),
+    (_doc([_X, _relu(attrs={"__literals__": "{\"0\": \"(\"}"})]),
+     r"node 1 .*__literals__.*does not parse"),
     (_doc([_X, _relu(attrs={"__literals__": "[1]"})]), r"node 1 .*__literals__ must be"),
     (_doc([{"op": "null", "name": "c", "attrs": {"__const__": "1", "__shape__": "(2,)",
                                                   "__dtype__": "float32", "__value__": "AAAA"}},
@@ -356,7 +364,8 @@ def test_mxnet_attribute_types_checked():
                           "no_bias='maybe' does not parse: expected a bool")]:
         text = json.dumps({"nodes": [_X, w, dict(base, attrs=attrs)], "arg_nodes": [0, 1],
                            "heads": [[2, 0, 0]]})
-        with pytest.raises(ValueError, match=r"node 2 \('conv0', op 'Convolution'\): attribute " + match):
+        where = r"node 2 \('conv0', op 'Convolution'\): attribute "
+        with pytest.raises(ValueError, match=where + match):
             graph_from_json(text)
 
 
