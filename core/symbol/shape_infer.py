@@ -178,6 +178,23 @@ class _Inferrer:
         self.r.shapes[k] = new
         self.changed = True
 
+    def suggest_shape(self, e: Entry, shape) -> None:
+        """Fill unknown dimensions of ``e`` from a backward rule's ``shape``; a rule that
+        disagrees with what is known is ignored (the operator's own ``infer`` decides,
+        e.g. MXNet 1.x's per-group GroupNorm scales or PReLU's single slope)."""
+        k = (e.node.id, e.index)
+        old = self.r.shapes.get(k)
+        new = tuple(shape)
+        if old is not None:
+            if len(old) != len(new) or any(a is not None and b is not None and a != b
+                                           for a, b in zip(old, new)):
+                return
+            new = tuple(a if a is not None else b for a, b in zip(old, new))
+            if new == old:
+                return
+        self.r.shapes[k] = new
+        self.changed = True
+
     def set_dtype(self, e: Entry, dtype, node: Node, why: str) -> None:
         if dtype is None:
             return
@@ -295,7 +312,7 @@ class _Inferrer:
             if fills:
                 for pos, want in fills.items():
                     if pos < len(ins) and ins[pos] is not None and want is not None:
-                        self.set_shape(ins[pos], want, n, f"input {_input_name(n, pos)!r}")
+                        self.suggest_shape(ins[pos], want)
             if dtype is not None:
                 pdt = _param_dtype(n.op.name, dtype)
                 for pos in PARAM_INPUTS.get(n.op.name, ()):
@@ -326,7 +343,7 @@ class _Inferrer:
         if keep is None:
             keep = self.preserving[n.id] = _preserves_shape(n)
         if keep:
-            self.set_shape(ins[0], out_shape, n, "its output's shape")
+            self.suggest_shape(ins[0], out_shape)
 
     # ------------------------------------------------------------ driver
     def run(self, nodes) -> None:

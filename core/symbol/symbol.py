@@ -222,7 +222,8 @@ class Symbol:
         out = {}
         if n.op is not None:
             for k, v in n.attrs.items():
-                if k in n.op.attrs and n.op.attrs[k] == v and not isinstance(v, type(TRAIN)):
+                if v is TRAIN or (k in n.op.attrs and n.op.attrs[k] is not TRAIN
+                                  and _same(n.op.attrs[k], v)):
                     continue
                 out[k] = str(v)
         out.update({k: str(v) for k, v in n.user_attrs.items()})
@@ -375,7 +376,8 @@ class Symbol:
         if missing:
             raise ValueError(f"bind: no array given for argument(s) {', '.join(missing)}")
         if args_grad is not None:
-            args_grad = _named("bind: args_grad", args_grad, arg_names)
+            args_grad = {k: v for k, v in _named("bind: args_grad", args_grad,
+                                                  arg_names).items() if v is not None}
         if isinstance(grad_req, (list, tuple)):
             grad_req = dict(zip(arg_names, grad_req))
         aux = _named("bind: aux_states", aux_states or {}, self.list_auxiliary_states())
@@ -512,6 +514,13 @@ class Symbol:
 
 # MXNet's fluent Symbol methods (each ``x.f(*a, **k)`` is ``sym.f(x, *a, **k)``).
 FLUENT_METHODS = frozenset(["reshape", "reshape_like", "zeros_like", "ones_like", "broadcast_to", "broadcast_like", "repeat", "pad", "swapaxes", "split", "slice", "slice_axis", "slice_like", "take", "one_hot", "pick", "sort", "topk", "argsort", "argmax", "argmin", "clip", "abs", "sign", "flatten", "expand_dims", "tile", "transpose", "flip", "sum", "nansum", "prod", "mean", "max", "min", "norm", "round", "rint", "fix", "floor", "ceil", "trunc", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "expm1", "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "square", "reciprocal", "relu", "sigmoid", "softmax", "log_softmax", "softmin", "squeeze", "diag", "moveaxis", "logsumexp"])
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - arrays and odd values: treat as different
+        return False
 
 
 def _compose(opname, *inputs) -> Symbol:

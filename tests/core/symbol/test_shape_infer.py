@@ -86,6 +86,18 @@ def test_embedding_prelu_rnn():
     assert a["r_state"] == (1, 4, 3)
 
 
+def test_backward_rules_yield_to_given_shapes():
+    # the operator's own rule decides: PReLU with one slope, MXNet 1.x per-group scales
+    x = sym.var("x")
+    p = sym.LeakyReLU(x, act_type="prelu", name="p")
+    assert p.infer_shape(x=(2, 6, 3), p_gamma=(1,))[0] == [(2, 6, 3), (1,)]
+    g = sym.GroupNorm(x, num_groups=2, name="g")
+    assert g.infer_shape(x=(2, 6, 3), g_gamma=(2,), g_beta=(2,))[1] == [(2, 6, 3)]
+    f = sym.FullyConnected(x, num_hidden=3, name="f")
+    with pytest.raises(ValueError, match="FullyConnected"):
+        f.infer_shape(x=(2, 4), f_weight=(3, 5))
+
+
 def test_sequence_and_ctc_lengths():
     x = sym.var("x")
     m = sym.SequenceMask(x, use_sequence_length=True, name="m")

@@ -174,6 +174,9 @@ def test_attributes():
     assert d["fc"]["mood"] == "calm" and "x" not in d
     with pytest.raises(TypeError):
         f._set_attr(mood=1)
+    # the executor-mode flag is internal, not an MXNet attribute
+    assert sym.BatchNorm(x).list_attr() == {}
+    assert sym.Dropout(x, p=0.2).list_attr() == {"p": "0.2"}
 
 
 # --------------------------------------------------------------------------- operators
