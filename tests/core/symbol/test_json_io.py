@@ -565,3 +565,21 @@ def test_model_zoo_round_trip(name, size):
     vals.update({key: p.data() for key, p in params.items()})
     _same(g, g2, vals)
     _same(g, g2, vals, is_train=True, seed=5)
+
+
+def test_fused_program_round_trip():
+    # The fusion pass's operator is in the registry and its program is plain data, so an
+    # optimized graph saves too (MXNet itself would not know the operator).
+    if "_fused_elemwise" not in REGISTRY:
+        pytest.skip("no fused operator")
+    from core.ops import F
+
+    prog = (("multiply", (("in", 0), ("in", 1))), ("add", (("step", 0), 1.0)),
+            ("relu", (("step", 1),)))
+    with Tracer() as t:
+        x = t.variable("x", (2, 3), "float32")
+        y = F._fused_elemwise(x, x, program=prog, outputs=2)
+    g = t.graph([y])
+    g2 = _round_trip(g)
+    assert g2.outputs[0].node.attrs["program"] == prog
+    _same(g, g2, {"x": _rand((2, 3))})
