@@ -214,11 +214,12 @@ def _ndarray_class():
 class VjpContext:
     """What a VJP rule sees of the forward call."""
 
-    __slots__ = ("_inputs", "_outputs", "create_graph", "node")
+    __slots__ = ("_inputs", "_outputs", "create_graph", "node", "retain_graph")
 
     def __init__(self, node, create_graph):
         self.node = node
         self.create_graph = create_graph
+        self.retain_graph = True  # whether this node may be run backward again
         self._inputs = None
         self._outputs = None
 
@@ -364,7 +365,9 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
                 ctx_arr = _first_ctx(gs)
                 g = tuple(x if x is not None else NDArray._make(
                     ctx_arr.xp.zeros(s, d), ctx_arr, None) for x, (s, d) in zip(gs, node.out_meta))
-            in_grads = node.op.vjp(VjpContext(node, create_graph), g)
+            vctx = VjpContext(node, create_graph)
+            vctx.retain_graph = retain_graph
+            in_grads = node.op.vjp(vctx, g)
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
             if len(in_grads) != len(node.parents):

@@ -315,6 +315,10 @@ class NDArray:
                 isinstance(value, NDArray) and value._node is not None)) or _traced(self, value):
             if _ag._state.recording:
                 self._check_not_leaf("__setitem__")
+            elif (key is Ellipsis and isinstance(value, NDArray) and value.shape == self.shape
+                  and value.dtype == self.dtype):  # tracing ``x[...] = y``: x becomes y
+                self._data = value._data
+                return
             res = _invoke(_R["_index_update"], (self, value), {"key": key})
             self._data, self._node = res._data, res._node
             return

@@ -73,9 +73,9 @@ class _Cached:
 def call_cached(block, args, kwargs):
     """Run ``block`` hybridized; ``NOT_CACHED`` when it must run imperatively this time
     (parameters still waiting for deferred initialization)."""
-    params = block.collect_params()
-    if any(p._data is None for p in params.values()):
-        return NOT_CACHED
+    cache = block._cached_graphs
+    if not cache and any(p._data is None for p in block.collect_params().values()):
+        return NOT_CACHED  # deferred initialization completes on an imperative call
     arrays: list[NDArray] = []
     if any(isinstance(v, NDArray) for v in kwargs.values()):
         return NOT_CACHED  # array keyword arguments are not graph inputs: run imperatively
@@ -85,7 +85,6 @@ def call_cached(block, args, kwargs):
     ctx = arrays[0].context
     key = (ctx, autograd.is_training(), _key_of(struct), tuple(sorted(kwargs)) if kwargs else (),
            tuple((a.shape, a.dtype) for a in arrays))
-    cache = block._cached_graphs
     entry = cache.get(key)
     if entry is None:
         entry = _trace(block, struct, arrays, kwargs, ctx)
@@ -131,8 +130,9 @@ def _error(block, e) -> HybridizationError:
         f"{type(block).__name__} '{block.name}' cannot be hybridized: its forward reads the "
         f"values of an array while being traced ({e}). Control flow that depends on data "
         "(if/while on array values, asnumpy(), item(), float(x)) cannot be captured in a "
-        "graph: compute it with operators (e.g. nd.where), or call hybridize(False) on "
-        "this block to run it imperatively.")
+        "graph: compute it with operators (e.g. nd.where), or run the model "
+        "imperatively: call hybridize(False) on the block you hybridized (its children "
+        "are traced with it).")
 
 
 def traced_call(block, args, kwargs):

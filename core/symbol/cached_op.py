@@ -94,12 +94,20 @@ class CachedOp:
         ctx = self.ctx
         inputs = [values[n] for n in wrt]
         cached = self
+        kept = [env]  # the forward phase's slots; released by a final backward
 
         def vjp(c, g):
             gs = g if isinstance(g, tuple) else (g,)
             if c.create_graph:  # second order: recompute through the dispatcher
                 return cached._vjp_recorded(is_train, wrt, c.inputs, gs)
-            run_env = list(env)
+            if kept[0] is None:
+                raise RuntimeError("backward: the graph of this hybridized block was already "
+                                   "freed by an earlier backward; pass retain_graph=True to "
+                                   "the first backward to go through it twice")
+            if c.retain_graph:
+                run_env = list(kept[0])
+            else:  # run on the slots themselves so each is released after its last use
+                run_env, kept[0] = kept[0], None
             for s, gr in zip(head_slots, gs):
                 if s is not None:
                     run_env[s] = gr._data
@@ -107,9 +115,10 @@ class CachedOp:
                 prog.run(run_env, prog.n_fwd, len(prog.steps))
             return tuple(NDArray._make(run_env[s], ctx, None) for s in grad_slots)
 
+        # save="inputs": a second-order backward (create_graph) reads the inputs.
         op = OpDef(name="CachedOp", forward=None, infer=None, vjp=vjp, inputs=(), attrs={},
                    nd=(), np=(), kind="composite", variadic=True, needs_ctx=False,
-                   differentiable=True, save=False, place=None, random=False, updates={},
+                   differentiable=True, save="inputs", place=None, random=False, updates={},
                    visible_outputs=None, doc="")
         raw = [x._data for x in inputs]
         _ag.record_op(op, inputs, raw, {}, tuple(outs) if n_out > 1 else outs[0])

@@ -81,10 +81,14 @@ class Program:
         backward_vars: variable nodes whose values arrive only for the backward phase
             (head gradients); every node depending on them runs in that phase.
         inplace: allow in-place writes (the memory plan's second half).
+        n_forward_outputs: how many leading outputs the forward phase produces (the
+            rest are gradients). Nodes that only the backward phase needs run in it,
+            each just before its first use, as an imperative backward would compute
+            them, so the forward phase keeps no more than the backward reads.
     """
 
     def __init__(self, graph: Graph, ctx: Context, backward_vars: Sequence[Node] = (),
-                 inplace: bool = True):
+                 inplace: bool = True, n_forward_outputs: int | None = None):
         self.graph = graph
         self.ctx = ctx
         self.xp = ctx.xp
@@ -96,9 +100,8 @@ class Program:
         self.n_slots = len(slot)
         self.var_slots: dict[str, int] = {}
         self.consts: list[tuple[int, object]] = []
-        bwd_ids = {v.id for v in backward_vars}
-        late: set[int] = set(bwd_ids)
-        fwd_steps, bwd_steps = [], []
+        fwd_ids = _forward_needed(graph, n_forward_outputs) if backward_vars else None
+        fwd_steps, bwd_nodes = [], []
         producer: dict[int, str] = {}
         consumers: dict[int, list[str]] = {}
         nbytes: dict[int, int] = {}
@@ -120,11 +123,11 @@ class Program:
             for s in st.slots:
                 if s >= 0:
                     consumers.setdefault(s, []).append(n.op.name)
-            if any(isinstance(e, Entry) and e.node.id in late for e in n.inputs):
-                late.add(n.id)
-                bwd_steps.append(st)
-            else:
+            if fwd_ids is None or n.id in fwd_ids:
                 fwd_steps.append(st)
+            else:
+                bwd_nodes.append((n, st))
+        bwd_steps = _just_in_time(bwd_nodes, {v.id for v in backward_vars})
         self.steps = fwd_steps + bwd_steps
         self.n_fwd = len(fwd_steps)
         self.out_slots = [slot[(e.node.id, e.index)] for e in graph.outputs]
@@ -199,6 +202,51 @@ class Program:
                 guard.__exit__(None, None, None)
 
 
+def _forward_needed(graph: Graph, n_out: int | None) -> set[int]:
+    """Ids of the nodes the first ``n_out`` outputs and the updates depend on."""
+    heads = graph.outputs[:n_out] if n_out is not None else graph.outputs
+    seen: set[int] = set()
+    stack = [e.node for e in heads] + [e.node for e in graph.updates.values()]
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        stack.extend(e.node for e in n.inputs if isinstance(e, Entry))
+    return seen
+
+
+def _just_in_time(nodes: list, head_ids: set[int]) -> list:
+    """Order the backward phase: the nodes that carry gradients (they depend on the
+    head gradients) in topological order, each preceded by the not-yet-run nodes it
+    needs, so a value derived from the forward pass is computed right before use."""
+    by_id = {n.id: (n, st) for n, st in nodes}
+    carries: set[int] = set(head_ids)
+    for n, _ in nodes:  # topological order
+        if any(isinstance(e, Entry) and e.node.id in carries for e in n.inputs):
+            carries.add(n.id)
+    order: list = []
+    done: set[int] = set()
+    for n, _ in nodes:
+        if n.id not in carries or n.id in done:
+            continue
+        stack = [(n, False)]
+        while stack:
+            m, expanded = stack.pop()
+            if m.id in done:
+                continue
+            if expanded:
+                done.add(m.id)
+                order.append(by_id[m.id][1])
+                continue
+            stack.append((m, True))
+            for e in reversed(m.inputs):
+                if isinstance(e, Entry) and e.node.id in by_id and e.node.id not in done:
+                    stack.append((e.node, False))
+    order.extend(st for n, st in nodes if n.id not in done)
+    return order
+
+
 def _owns(a) -> bool:
     return a.base is None and a.flags.writeable
 
@@ -242,9 +290,10 @@ def compile_graph(graph: Graph, ctx: Context, is_train: bool, wrt: Sequence[str]
         if missing:
             raise ValueError(f"executor: no variable named {missing} in the graph")
         g, head_vars = gradients(g, [by_name[w] for w in wrt], ctx)
+    n_fwd = len(graph.outputs)
     if optimize:
         g = _optimize(g)
-    return Program(g, ctx, head_vars), [v.name for v in head_vars]
+    return Program(g, ctx, head_vars, n_forward_outputs=n_fwd), [v.name for v in head_vars]
 
 
 def _optimize(g: Graph) -> Graph:
