@@ -4,6 +4,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import nd
 from core import random as crandom
@@ -257,6 +259,19 @@ def test_value_round_trip(value):
     text = format_value(value)
     back = parse_value(text)
     assert type(back) is type(value) and repr(back) == repr(value)
+
+
+_ATOMS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(),
+                   st.floats(allow_nan=False), st.sampled_from([float("nan"), Ellipsis]))
+_VALUES = st.recursive(_ATOMS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.lists(inner, max_size=4).map(tuple)), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_value_round_trip_property(value):
+    back = parse_value(format_value(value))
+    assert repr(back) == repr(value)
 
 
 def test_value_forms():
