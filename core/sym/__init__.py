@@ -20,7 +20,17 @@ from . import _compose
 
 globals().update(_compose.namespace(""))
 
-from ..symbol.symbol import Group, NameManager, Prefix, Symbol, Variable, load, load_json, var  # noqa: F401
+from ..symbol.symbol import Symbol  # noqa: F401
+from ._base import (  # noqa: F401
+    AttrScope,
+    Group,
+    NameManager,
+    Prefix,
+    Variable,
+    load,
+    load_json,
+    var,
+)
 from ._compose import BlockGrad, concat, stack  # noqa: F401
 
 stop_gradient = BlockGrad

@@ -66,6 +66,49 @@ class NameManager:
         return cur
 
 
+class AttrScope:
+    """String attributes given to every node and variable created inside the block
+    (MXNet's ``mx.AttrScope``); explicit ``attr=`` values win.
+
+    Example:
+        >>> with AttrScope(ctx_group="dev1"):
+        ...     x = var("x")
+        >>> x.attr("ctx_group")
+        'dev1'
+    """
+
+    _tls = threading.local()
+
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise TypeError(f"AttrScope: attribute values must be strings, got {k}={v!r}")
+        self._attr = kwargs
+        self._old = None
+
+    def get(self, attr: dict | None) -> dict:
+        """``attr`` over this scope's attributes (and the enclosing scopes')."""
+        return dict(self._attr, **(attr or {}))
+
+    def __enter__(self):
+        self._old = AttrScope.current()
+        merged = AttrScope(**self._old.get(self._attr)) if self._old is not None else self
+        AttrScope._tls.current = merged
+        return self
+
+    def __exit__(self, *exc):
+        AttrScope._tls.current = self._old
+
+    @staticmethod
+    def current() -> AttrScope | None:
+        return getattr(AttrScope._tls, "current", None)
+
+
+def _scoped(attr):
+    scope = AttrScope.current()
+    return scope.get(attr) if scope is not None else attr
+
+
 class Prefix(NameManager):
     """A :class:`NameManager` that puts ``prefix`` before every name it gives."""
 
@@ -201,7 +244,7 @@ def compose(op: OpDef, inputs: Sequence, attrs: dict, name: str | None = None,
     nout = op_num_outputs(op, attrs, avals if known else None)
     stem = hint if hint is not None else op.name.lower().lstrip("_")
     node = Node(op, NameManager.current().get(name, stem), slots, attrs, nout,
-                user_attrs=_check_user_attrs(op.name, user_attrs), ctx=ctx)
+                user_attrs=_check_user_attrs(op.name, _scoped(user_attrs)), ctx=ctx)
     for pos, out_pos in (op.updates or {}).items():
         e = slots[pos] if pos < len(slots) else None
         if isinstance(e, Entry) and e.node.is_variable:
@@ -252,7 +295,7 @@ def var(name: str, attr: dict | None = None, shape=None, lr_mult=None, wd_mult=N
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"var: name must be a non-empty string, got {name!r}")
-    ua = dict(_check_user_attrs("var", attr))
+    ua = dict(_check_user_attrs("var", _scoped(attr)))
     if shape is not None:
         if isinstance(shape, numbers.Integral):
             shape = (shape,)

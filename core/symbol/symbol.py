@@ -330,13 +330,14 @@ class Symbol:
                      for es in (a, o, x))
 
     # ------------------------------------------------------------ serialization
-    def tojson(self) -> str:
-        """The graph in MXNet's JSON layout (``core.symbol.json_io``)."""
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """The graph in MXNet's JSON layout (``core.symbol.json_io``); ``remove_amp_cast``
+        is accepted for MXNet compatibility."""
         from .json_io import graph_to_json
 
         return graph_to_json(self.graph)
 
-    def save(self, fname: str) -> None:
+    def save(self, fname: str, remove_amp_cast: bool = True) -> None:
         """Write :meth:`tojson` to ``fname``."""
         text = self.tojson()
         with open(fname, "w", encoding="utf-8") as f:

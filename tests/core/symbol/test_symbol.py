@@ -179,6 +179,21 @@ def test_attributes():
     assert sym.Dropout(x, p=0.2).list_attr() == {"p": "0.2"}
 
 
+def test_attr_scope_and_optimizer_multipliers():
+    from core import optimizer
+
+    with sym.AttrScope(ctx_group="dev1"), sym.AttrScope(stage="2"):
+        w = sym.var("w", lr_mult=2.0, wd_mult=0.5)
+        f = sym.FullyConnected(sym.var("x"), weight=w, num_hidden=2, name="f",
+                               attr={"stage": "3"})
+    assert w.list_attr()["ctx_group"] == "dev1" and w.attr("stage") == "2"
+    assert f.attr("stage") == "3" and f.attr("ctx_group") == "dev1"
+    assert sym.var("later").list_attr() == {}
+    opt = optimizer.SGD(learning_rate=0.1, wd=0.1, sym=f,
+                        param_idx2name={0: "w", 1: "f_bias"})
+    assert opt._get_lr(0) == pytest.approx(0.2) and opt._get_wd(0) == pytest.approx(0.05)
+
+
 # --------------------------------------------------------------------------- operators
 def test_python_operators_with_scalars_are_literal_inputs():
     x = sym.var("x")
