@@ -73,10 +73,11 @@ def _infer(graph: Graph, shape: dict | None, dtype: dict | None) -> dict:
         infer_graph = None
     if infer_graph is not None:
         try:
-            r = infer_graph(graph, shape, dict(dtype or {}), partial=True)
-            return {k: v for k, v in r.shapes.items()}
-        except (ValueError, TypeError, AttributeError):
-            pass  # inconsistent or unusual: show what the forward rules give
+            return dict(infer_graph(graph, shape, dict(dtype or {}), partial=True).shapes)
+        except (ValueError, TypeError):
+            if shape:
+                raise  # the given shapes contradict the graph: say where
+            # otherwise show what the forward rules and the trace's shapes give
     return _forward_shapes(graph, shape, dict(dtype or {}))
 
 

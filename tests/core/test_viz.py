@@ -1,5 +1,6 @@
 """core.viz: plot_network (DOT source, SVG rendering) and print_summary."""
 import shutil
+import sys
 
 import pytest
 
@@ -88,13 +89,29 @@ def test_print_summary(capsys):
     assert lines[-1] == "_" * 120
 
 
+def test_summary_without_shape_inference_module(capsys, monkeypatch):
+    # The forward rules alone (each operator's infer) give the same table for a trace.
+    print_summary(_cnn(), shape={"data": (3, 1, 8, 8)})
+    expected = capsys.readouterr().out
+    monkeypatch.setitem(sys.modules, "core.symbol.shape_infer", None)  # import fails
+    print_summary(_cnn(), shape={"data": (3, 1, 8, 8)})
+    assert capsys.readouterr().out == expected
+    assert "4x8x8" in plot_network(_cnn()).source
+
+
+def test_inconsistent_shape_is_an_error():
+    pytest.importorskip("core.symbol.shape_infer")
+    with pytest.raises(ValueError, match="(?i)convolution|fullyconnected"):
+        print_summary(_cnn(), shape={"data": (2, 1, 16, 16)})
+
+
 def test_print_summary_shape_and_width(capsys):
-    print_summary(_cnn(), shape={"data": (7, 1, 16, 16)}, line_length=80,
+    print_summary(_cnn(), shape={"data": (7, 1, 8, 8)}, line_length=80,
                   positions=(.5, .7, .8, 1.))
     out = capsys.readouterr().out
     assert all(len(ln) <= 80 for ln in out.splitlines())
     conv = next(ln for ln in out.splitlines() if ln.startswith("convolution0"))
-    assert "4x16x16" in conv
+    assert "4x8x8" in conv
     with pytest.raises(ValueError, match="4 column ends"):
         print_summary(_cnn(), positions=(.5, 1.))
 
