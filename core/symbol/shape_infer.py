@@ -314,7 +314,7 @@ class _Inferrer:
                     if pos < len(ins) and ins[pos] is not None and want is not None:
                         self.suggest_shape(ins[pos], want)
             if dtype is not None:
-                pdt = _param_dtype(n.op.name, dtype)
+                pdt = _param_dtype(n, dtype)
                 for pos in PARAM_INPUTS.get(n.op.name, ()):
                     e = ins[pos] if pos < len(ins) else None
                     if e is not None and e.node.is_variable and self.get(e)[1] is None:
@@ -405,10 +405,13 @@ PARAM_INPUTS = {"FullyConnected": (1, 2), "Convolution": (1, 2), "Deconvolution"
                 "BatchNorm": (1, 2, 3, 4), "_batch_norm_train": (1, 2),
                 "_batch_norm_infer": (1, 2, 3, 4), "_layer_norm": (1, 2),
                 "_instance_norm": (1, 2), "_group_norm": (1, 2), "LeakyReLU": (1,),
-                "RNN": (1, 2, 3), "SoftmaxOutput": (1,)}
+                "RNN": (1, 2, 3), "SoftmaxOutput": (1,), "Embedding": (1,)}
 
 
-def _param_dtype(opname, data_dtype):
+def _param_dtype(n: Node, data_dtype):
+    opname = n.op.name
+    if opname == "Embedding":
+        return parse_dtype(_attrs(n).get("dtype") or "float32")
     if opname in ("BatchNorm", "_batch_norm_train", "_batch_norm_infer") and \
             data_dtype == numpy.float16:
         return _F32  # MXNet keeps float16 BatchNorm's parameters in float32

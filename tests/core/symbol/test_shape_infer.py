@@ -177,6 +177,8 @@ def test_infer_type():
     v = sym.var("v", dtype="float16")
     assert (v * 2).infer_type() == ([numpy.float16], [numpy.float16], [])
     assert f.infer_type_partial() == ([None] * 3, [None], [])
+    e = sym.Embedding(x, input_dim=4, output_dim=2, dtype="float16")
+    assert e.infer_type(x="int32") == ([numpy.int32, numpy.float16], [numpy.float16], [])
 
 
 def test_infer_type_with_shapes_uses_the_rules():
