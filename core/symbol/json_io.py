@@ -408,6 +408,10 @@ def _node_json(i: int, n: Node, index: dict) -> dict:
                              "(a fused kernel or a local operator), so the graph cannot be "
                              "saved; save it before optimize() fuses operators")
         for k, v in n.attrs.items():
+            if k not in n.op.attrs:
+                raise ValueError(f"graph_to_json: {where}: attribute {k!r} is not one of the "
+                                 f"operator's ({', '.join(n.op.attrs) or 'none'}), so the "
+                                 "file would not load")
             attrs[k] = _fmt_attr(where, k, v)
     elif n.is_constant:
         attrs.update(_const_attrs(where, n.value))

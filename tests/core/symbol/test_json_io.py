@@ -399,8 +399,18 @@ def test_save_errors():
     g = Graph([Entry(Node(REGISTRY["add"], "add0", [Entry(x, 0), object()]), 0)])
     with pytest.raises(ValueError, match=r"node 1 .*input 1 is a object"):
         graph_to_json(g)
+    g = Graph([Entry(Node(REGISTRY["relu"], "relu0", [Entry(x, 0)], {"alpha": 1}), 0)])
+    with pytest.raises(ValueError, match=r"node 1 \('relu0', op 'relu'\): attribute 'alpha' "
+                                         "is not one of the operator's"):
+        graph_to_json(g)
     with pytest.raises(TypeError, match="expects a Graph"):
         graph_to_json("nope")
+
+
+def test_updates_in_nested_form():
+    text = _doc([_X, _relu()], attrs={"kbackend_updates": [[0, 1, 0]]})
+    g = graph_from_json(text)
+    assert [(v.name, e.node.name) for v, e in g.updates.items()] == [("x", "r")]
 
 
 # ------------------------------------------------------------------ MXNet 1.x files
