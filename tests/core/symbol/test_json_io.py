@@ -608,3 +608,33 @@ def test_fused_program_round_trip():
     g2 = _round_trip(g)
     assert g2.outputs[0].node.attrs["program"] == prog
     _same(g, g2, {"x": _rand((2, 3))})
+
+
+def test_load_mxnet_internal_names():
+    doc = {"nodes": [
+        {"op": "null", "name": "data", "inputs": []},
+        {"op": "_zeros", "name": "z", "attrs": {"shape": "(2, 3)", "ctx": "", "dtype": "float32"},
+         "inputs": []},
+        {"op": "_random_uniform", "name": "u", "attrs": {"low": "0", "high": "1",
+                                                          "shape": "(2, 3)", "ctx": ""},
+         "inputs": []},
+        {"op": "Concat", "name": "c", "attrs": {"num_args": "3", "dim": "1"},
+         "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+        {"op": "SliceChannel", "name": "s", "attrs": {"num_outputs": "3", "axis": "1"},
+         "inputs": [[3, 0, 0]]},
+        {"op": "broadcast_mul", "name": "m", "inputs": [[4, 0, 0], [4, 2, 0]]},
+        {"op": "_linalg_gemm2", "name": "g", "attrs": {"transpose_b": "True"},
+         "inputs": [[5, 0, 0], [5, 0, 0]]}],
+        "arg_nodes": [0], "node_row_ptr": [0, 1, 2, 3, 4, 7, 8, 9],
+        "heads": [[6, 0, 0], [4, 1, 0]], "attrs": {"mxnet_version": ["int", 10901]}}
+    g = graph_from_json(json.dumps(doc))
+    assert [n.op_name for n in g.op_nodes()] == ["zeros", "random_uniform", "concatenate",
+                                                 "split", "multiply", "linalg_gemm2"]
+    data = _rand((2, 3))
+    crandom.seed(0)
+    (gram, zeros), _ = evaluate(g, {"data": data})
+    np.testing.assert_array_equal(zeros.asnumpy(), np.zeros((2, 3)))
+    d = data.asnumpy()
+    crandom.seed(0)
+    u = nd.random.uniform(0, 1, shape=(2, 3)).asnumpy()
+    np.testing.assert_allclose(gram.asnumpy(), (d * u) @ (d * u).T, rtol=1e-5)
