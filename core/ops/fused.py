@@ -466,6 +466,8 @@ def _literal(v, d: numpy.dtype) -> str:
     else:
         bits = numpy.float64(v).view(numpy.int64)
         text = f"__longlong_as_double({int(bits)}LL)"
+    if d == numpy.float16:  # NumPy rounds the scalar to float16 first (0.1 -> 0.09998)
+        return f"(({T})(float16)({text}))"
     return f"(({T}){text})"
 
 

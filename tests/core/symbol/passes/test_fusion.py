@@ -363,6 +363,7 @@ def test_kernel_source_dtypes():
                                   ("float16",))
     assert o == "float16 out0"
     assert "float s0 = (float)(float16)(exp(((float)in0)));" in body
+    assert "((float)(float16)(1LL))" in body  # the literal rounds to float16 first
     assert body.endswith("out0 = (float16)s1;")
     # comparisons: bool results of a float loop; non-finite literals keep their bits
     _, o, body = fz.kernel_source((("less", (("in", 0), float("inf"))),
