@@ -346,12 +346,19 @@ def traced(fn, public_name: str):
     """``fn`` (a ``core.nd`` function) on Symbols: its operator calls become nodes."""
 
     def f(*args, **kwargs):
-        kwargs.pop("attr", None)
+        name, attr = _split_name(kwargs)
         prev = _reg._enter_tracer(_Recorder())
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
         finally:
             _reg._exit_tracer(prev)
+        if isinstance(out, Symbol) and len(out) == 1 and out.outputs[0].node.op is not None:
+            node = out.outputs[0].node
+            if name is not None:
+                node.name = name
+            if attr:
+                node.user_attrs.update(attr)
+        return out
 
     f.__name__ = public_name.rsplit(".", 1)[-1]
     f.__doc__ = fn.__doc__

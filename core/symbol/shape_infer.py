@@ -598,9 +598,10 @@ def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = 
         shapes: ``{variable name or Node: shape}`` (0 or None dims unknown); variables
             not given use their ``__shape__`` attribute, then their ``avals``.
         dtypes: ``{variable name or Node: dtype}``; likewise ``__dtype__``, ``avals``.
-        partial: keep going past operators whose inputs are not fully known (their
-            outputs stay unknown); errors are raised only for shapes that are known
-            and inconsistent.
+        partial: the caller's intent (``infer_shape_partial``); inference is the same
+            either way: it keeps going past operators whose inputs are not fully known
+            (their outputs stay unknown or partly known) and raises only for shapes
+            and dtypes that are known and contradict an operator.
 
     Returns:
         An :class:`InferResult`.

@@ -336,7 +336,8 @@ def test_other_nd_overrides_run_recorded():
 
     f = traced(nd_func, "my_func")
     x = sym.var("x")
-    s = f(x, scale=3.0)
+    s = f(x, scale=3.0, name="mine", attr={"k": "v"})
+    assert s.name == "mine" and s.attr("k") == "v"
     assert [n.op_name for n in s.graph.op_nodes()] == ["relu", "multiply", "negative",
                                                        "exp", "add"]
     v = rand(3)
