@@ -482,3 +482,36 @@ def test_simple_bind_and_bind():
     numpy.testing.assert_allclose(out.asnumpy(), net.eval(**v)[0].asnumpy(), rtol=1e-5)
     with pytest.raises(ValueError, match="argument"):
         net.bind(None, args={"data": v["data"]})
+
+
+def test_simple_bind_training_step_matches_autograd():
+    pytest.importorskip("core.symbol.executor")
+    from core import autograd
+
+    x = sym.var("data")
+    h = sym.FullyConnected(x, num_hidden=4, name="fc1")
+    h = sym.Activation(sym.BatchNorm(h, fix_gamma=False, name="bn"), act_type="tanh")
+    net = sym.sum(sym.FullyConnected(h, num_hidden=2, name="fc2"))
+    ex = net.simple_bind(None, data=(3, 5))
+    assert sorted(ex.aux_dict) == ["bn_moving_mean", "bn_moving_var"]
+    for i, (k, v) in enumerate(sorted(ex.arg_dict.items())):
+        v[:] = rand(*v.shape, seed=i)
+    ex.aux_dict["bn_moving_var"][:] = 1.0
+    out = ex.forward(is_train=True)[0]
+    ex.backward()
+    a = {k: v.copy() for k, v in ex.arg_dict.items()}
+    for v in a.values():
+        v.attach_grad()
+    mm, mv = nd.zeros((4,)), nd.ones((4,))
+    with autograd.record():
+        y = nd.FullyConnected(a["data"], a["fc1_weight"], a["fc1_bias"], num_hidden=4)
+        y = nd.BatchNorm(y, a["bn_gamma"], a["bn_beta"], mm, mv, fix_gamma=False)
+        y = nd.FullyConnected(nd.tanh(y), a["fc2_weight"], a["fc2_bias"], num_hidden=2)
+        y = nd.sum(y)
+    y.backward()
+    numpy.testing.assert_allclose(out.asnumpy(), y.asnumpy(), rtol=1e-5)
+    numpy.testing.assert_allclose(ex.aux_dict["bn_moving_mean"].asnumpy(), mm.asnumpy(),
+                                  rtol=1e-5, atol=1e-7)
+    for k, v in a.items():
+        numpy.testing.assert_allclose(ex.grad_dict[k].asnumpy(), v.grad.asnumpy(), rtol=1e-4,
+                                      atol=1e-6, err_msg=k)
