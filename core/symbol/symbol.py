@@ -107,6 +107,7 @@ class Symbol:
 
     __slots__ = ("_outputs", "_updates")
     __hash__ = object.__hash__
+    __array_ufunc__ = None  # ``numpy_array + symbol`` defers to Symbol.__radd__
 
     def __init__(self, outputs: Iterable[Entry], updates: dict | None = None):
         self._outputs = list(outputs)

@@ -372,6 +372,9 @@ def test_creation_ops_and_constants():
     y = x + nd.array([1.0, 2.0])  # an array operand becomes a constant node
     assert y.list_arguments() == ["x"]
     numpy.testing.assert_array_equal(y.eval(x=nd.ones((2,)))[0].asnumpy(), [2.0, 3.0])
+    z = numpy.array([1.0, 2.0], dtype="float32") * x
+    assert isinstance(z, Symbol) and z.list_arguments() == ["x"]
+    numpy.testing.assert_array_equal(z.eval(x=nd.ones((2,)))[0].asnumpy(), [1.0, 2.0])
 
 
 def test_concat_stack():
