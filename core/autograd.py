@@ -214,12 +214,13 @@ def _ndarray_class():
 class VjpContext:
     """What a VJP rule sees of the forward call."""
 
-    __slots__ = ("_inputs", "_outputs", "create_graph", "node", "retain_graph")
+    __slots__ = ("_inputs", "_outputs", "create_graph", "deliver", "node", "retain_graph")
 
     def __init__(self, node, create_graph):
         self.node = node
         self.create_graph = create_graph
         self.retain_graph = True  # whether this node may be run backward again
+        self.deliver = _no_delivery
         self._inputs = None
         self._outputs = None
 
@@ -274,6 +275,40 @@ class VjpContext:
         return self.outputs[0]
 
 
+def _no_delivery(i, g) -> bool:
+    return False
+
+
+def _leaf_uses(order) -> dict:
+    """How many input slots of the recorded nodes in ``order`` refer to each leaf."""
+    uses: dict = {}
+    for node in order:
+        if isinstance(node, Node):
+            for p in node.parents:
+                if p is not None and isinstance(p[0], VarNode):
+                    uses[id(p[0])] = uses.get(id(p[0]), 0) + 1
+    return uses
+
+
+def _delivery(node, uses):
+    """``VjpContext.deliver`` for ``node``: a VJP may hand over the gradient of input
+    ``i`` as soon as it is computed; when that input is a leaf that no other recorded
+    node uses, the gradient is final and goes into the leaf's ``.grad`` at once (so the
+    VJP can release it) and ``deliver`` returns True; otherwise it returns False and the
+    VJP returns the gradient as usual."""
+
+    def deliver(i, g) -> bool:
+        p = node.parents[i]
+        if p is None or not isinstance(p[0], VarNode) or uses.get(id(p[0])) != 1:
+            return False
+        arr = p[0].ref()
+        if arr is not None:
+            arr._receive_grad(g, p[0].grad_req, False)
+        return True
+
+    return deliver
+
+
 def _toposort(head_nodes):
     """Nodes reachable from ``head_nodes``, each after every node that consumes it."""
     order, seen = [], set()
@@ -298,7 +333,8 @@ def _toposort(head_nodes):
     return order
 
 
-def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
+def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
+                  early=False):
     """Propagate gradients from ``heads``; returns {id(entry node, idx): grad}."""
     from . import ops  # noqa: F401 - make sure the registry is loaded
     from .ndarray import NDArray
@@ -337,7 +373,9 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
     prev = _state.recording
     _state.recording = create_graph
     try:
-        for node in _toposort(head_nodes):
+        order = _toposort(head_nodes)
+        uses = _leaf_uses(order) if early and not create_graph and targets is None else None
+        for node in order:
             if not isinstance(node, Node):
                 continue
             n_out = len(node.out_meta)
@@ -367,6 +405,8 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None):
                     ctx_arr.xp.zeros(s, d), ctx_arr, None) for x, (s, d) in zip(gs, node.out_meta))
             vctx = VjpContext(node, create_graph)
             vctx.retain_graph = retain_graph
+            if uses is not None:
+                vctx.deliver = _delivery(node, uses)
             in_grads = node.op.vjp(vctx, g)
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
@@ -431,7 +471,7 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
         train_mode: accepted for MXNet compatibility (the graph keeps its own mode).
         create_graph: record the backward pass too, for higher-order gradients.
     """
-    grads = _run_backward(heads, head_grads, retain_graph, create_graph)
+    grads = _run_backward(heads, head_grads, retain_graph, create_graph, early=True)
     for key, node in list(grads.items()):
         if key[0] == "var":
             g = grads.get((id(node), 0))

@@ -20,6 +20,16 @@ from .executor import compile_graph
 from .graph import Graph, evaluate
 
 
+def _sink(c, i: int, ctx, taken: set):
+    def sink(raw) -> bool:
+        if c.deliver(i, NDArray._make(raw, ctx, None)):
+            taken.add(i)
+            return True
+        return False
+
+    return sink
+
+
 class CachedOp:
     """Run ``graph`` on NDArrays, with autograd support (see the module doc).
 
@@ -111,9 +121,16 @@ class CachedOp:
             for s, gr in zip(head_slots, gs):
                 if s is not None:
                     run_env[s] = gr._data
+            # Each gradient goes to its parameter's .grad as soon as it is computed (when
+            # autograd says it is final), so gradients are not all alive at the end.
+            taken: set[int] = set()
+            sinks: dict = {}
+            for i, s in enumerate(grad_slots):
+                sinks.setdefault(s, []).append(_sink(c, i, ctx, taken))
             with _ag.pause(is_train):
-                prog.run(run_env, prog.n_fwd, len(prog.steps))
-            return tuple(NDArray._make(run_env[s], ctx, None) for s in grad_slots)
+                prog.run(run_env, prog.n_fwd, len(prog.steps), sinks)
+            return tuple(None if i in taken else NDArray._make(run_env[s], ctx, None)
+                         for i, s in enumerate(grad_slots))
 
         # save="inputs": a second-order backward (create_graph) reads the inputs.
         op = OpDef(name="CachedOp", forward=None, infer=None, vjp=vjp, inputs=(), attrs={},

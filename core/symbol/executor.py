@@ -139,6 +139,7 @@ class Program:
                          enable_inplace=inplace)
         for st, ip in zip(self.steps, self.plan.inplace):
             st.inplace = ip
+        self.last_read = self.plan.last
 
     @staticmethod
     def _step(n: Node, slot, ctx) -> _Step:
@@ -169,8 +170,13 @@ class Program:
             env[s] = raw
         return env
 
-    def run(self, env: list, start: int, stop: int) -> None:
-        """Run steps ``start:stop`` on ``env`` (a list of raw arrays, one per slot)."""
+    def run(self, env: list, start: int, stop: int, sinks: dict | None = None) -> None:
+        """Run steps ``start:stop`` on ``env`` (a list of raw arrays, one per slot).
+
+        ``sinks`` maps output slots to callables ``sink(raw) -> bool`` called as soon as
+        the slot is computed; when every sink of a slot returns True (it took the value)
+        and no later step reads it, the slot is released at once.
+        """
         xp = self.xp
         nd_type = xp.ndarray
         frees = self.plan.frees
@@ -197,6 +203,12 @@ class Program:
                     env[st.outs[0]] = out if type(out) is nd_type else xp.asarray(out)
                 for s in frees[i]:
                     env[s] = None
+                if sinks:
+                    for s in st.outs:
+                        hit = sinks.get(s)
+                        if hit is not None and all([f(env[s]) for f in hit]) \
+                                and self.last_read.get(s, -1) <= i:
+                            env[s] = None
         finally:
             if guard is not None:
                 guard.__exit__(None, None, None)

@@ -59,6 +59,7 @@ class Plan:
     frees: list[list[int]] = field(default_factory=list)   # per step: slots to release
     inplace: list[int | None] = field(default_factory=list)  # per step: input position
     saved: list[int] = field(default_factory=list)         # forward slots backward reads
+    last: dict[int, int] = field(default_factory=dict)     # slot -> last step reading it
     inplace_count: int = 0
     planned_bytes: int = 0   # the largest sum of live planned intermediates (estimate)
 
@@ -85,6 +86,7 @@ def plan(steps, n_fwd: int, keep: set[int], pinned: set[int], slot_bytes: dict[i
             if s >= 0:
                 last[s] = i
     p = Plan()
+    p.last = last
     produced_fwd = {s for st in steps[:n_fwd] for s in st.outs}
     p.saved = sorted(s for s, i in last.items() if i >= n_fwd and s in produced_fwd)
     live = 0
