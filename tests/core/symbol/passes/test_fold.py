@@ -166,7 +166,7 @@ def test_pure_keeps_variables_outputs_and_updates():
     assert [(n, n.inputs, n.attrs, n.value) for n, *_ in before] == before
     assert list(h.updates) == [w] and h.outputs[1].node is x
     vals = dict(X, w=nd.ones(3))
-    a, ua = evaluate(g, vals)
-    b, ub = evaluate(h, vals)
+    _, ua = evaluate(g, vals)
+    _, ub = evaluate(h, vals)
     assert ua["w"].asnumpy().tobytes() == ub["w"].asnumpy().tobytes()
     _check_bitwise(g, h, vals)
