@@ -101,6 +101,12 @@ def _softplus_recipe(xp, out, x):
     return out
 
 
+def _cast_recipe(xp, out, x):
+    """``x.astype(dtype)``: NumPy's copyto casts with the same loops, bit for bit."""
+    xp.copyto(out, x, casting="unsafe")
+    return out
+
+
 def _softsign_recipe(xp, out, x):
     """``x / (abs(x) + 1)``."""
     d = xp.absolute(x, out=xp.empty(x.shape, x.dtype))  # an array even when 0-d
@@ -113,9 +119,10 @@ class _Kind(NamedTuple):
 
     ``ufunc``: the operator's forward is exactly ``ufunc(*args, *extra)`` (NumPy name);
     ``recipe(xp, out, x)``: otherwise, the forward as in-place ufunc calls (float
-    inputs only); ``reads_late``: the recipe reads ``x`` after writing ``out`` (so
-    ``out`` must not be ``x``'s buffer); ``c(args, T, kind)``: the C expression;
-    ``kinds``: the dtype kinds of the ufunc loop's inputs that ``c`` handles.
+    inputs only, unless ``casts``: ``cast``, any input and output dtype); ``reads_late``:
+    the recipe reads ``x`` after writing ``out`` (so ``out`` must not be ``x``'s
+    buffer); ``c(args, T, kind)``: the C expression; ``kinds``: the dtype kinds of the
+    ufunc loop's inputs that ``c`` handles.
     """
 
     c: Callable
@@ -124,6 +131,7 @@ class _Kind(NamedTuple):
     extra: tuple = ()
     recipe: Callable | None = None
     reads_late: bool = False
+    casts: bool = False
 
 
 def _u(ufunc: str, c: str | Callable, kinds: str = "f") -> _Kind:
@@ -183,6 +191,9 @@ _TABLE: dict[str, _Kind] = {
     "bitwise_and": _u("bitwise_and", "({a} & {b})", "iub"),
     "bitwise_or": _u("bitwise_or", "({a} | {b})", "iub"),
     "bitwise_xor": _u("bitwise_xor", "({a} ^ {b})", "iub"),
+    # core/ops/cast.py: x.astype(dtype) (on GPU, C's conversion: NaN or out-of-range
+    # floats to integers give other values than NumPy's)
+    "cast": _Kind(_c("{a}"), "fiub", recipe=_cast_recipe, casts=True),
     # activations
     "relu": _RELU,
     "sigmoid": _SIG,
@@ -202,6 +213,8 @@ def _key(opname: str, attrs: dict) -> str | None:
         if set(attrs) - {"act_type"}:
             return None
         return f"Activation:{attrs.get('act_type', 'relu')}"
+    if opname == "cast":  # the step's output dtype carries the attribute
+        return None if set(attrs) - {"dtype"} else "cast"
     op = REGISTRY.get(opname)
     if op is None or any(attrs.get(k, v) != v for k, v in op.attrs.items()) or \
             set(attrs) - set(op.attrs):
@@ -218,11 +231,12 @@ def _weak(a):
     return int if isinstance(a, int) else float
 
 
-def _loop(kind: _Kind, args) -> tuple[tuple, numpy.dtype]:
-    """``(loop input dtypes, loop output dtype)`` of one step (TypeError if none)."""
+def _loop(kind: _Kind, args, out: numpy.dtype) -> tuple[tuple, numpy.dtype]:
+    """``(loop input dtypes, loop output dtype)`` of one step whose ``infer`` gives
+    dtype ``out`` (TypeError if no loop fits)."""
     if kind.ufunc is None:
         d = args[0].dtype
-        return (d,), d
+        return (d,), (out if kind.casts else d)
     uf = getattr(numpy, kind.ufunc)
     res = uf.resolve_dtypes(tuple(_weak(a) for a in (*args, *kind.extra)) + (None,))
     return res[:uf.nin], res[uf.nin]
@@ -267,14 +281,16 @@ def can_fuse(opname: str, args, attrs: dict) -> bool:
         elif not isinstance(a, (bool, int, float)) or isinstance(a, numpy.generic):
             return False
     if kind.ufunc is None and (len(args) != 1 or not isinstance(args[0], Aval)
-                               or args[0].dtype.kind != "f"):
+                               or (args[0].dtype.kind != "f" and not kind.casts)):
         return False
     try:
         out = _step_aval(opname, args, attrs)
-        loop_in, loop_out = _loop(kind, args)
+        if not isinstance(out, Aval) or out.dtype not in _NATIVE:
+            return False
+        loop_in, loop_out = _loop(kind, args, out.dtype)
     except (ValueError, TypeError, OverflowError):
         return False
-    if not isinstance(out, Aval) or out.dtype != loop_out:
+    if out.dtype != loop_out:
         return False
     for a, d in zip((*args, *kind.extra), loop_in):
         # NumPy compares an out-of-range int literal by value (uint8 < -3 is False) and
@@ -508,7 +524,8 @@ def kernel_source(program, in_dtypes, outputs=-1) -> tuple[str, str, str]:
         arg_avals = [_resolve(a, in_avals, vals) for a in args]
         if kind is None or not can_fuse(name, arg_avals, attrs):
             raise ValueError(f"{_NAME}: step {k} ({name} on {arg_avals}) has no fused form")
-        loop_in, _ = _loop(kind, arg_avals)
+        out = _step_aval(name, arg_avals, attrs)
+        loop_in, _ = _loop(kind, arg_avals, out.dtype)
         operands = []
         for a, d in zip((*args, *kind.extra), loop_in):
             if isinstance(a, (tuple, list)):
@@ -517,7 +534,6 @@ def kernel_source(program, in_dtypes, outputs=-1) -> tuple[str, str, str]:
             else:
                 operands.append(_literal(a, d))
         expr = kind.c(operands, _compute_ctype(loop_in[0]), loop_in[0].kind)
-        out = _step_aval(name, arg_avals, attrs)
         T = _compute_ctype(out.dtype)
         cast = f"({T})(float16)" if out.dtype == numpy.float16 else f"({T})"
         lines.append(f"{T} s{k} = {cast}({expr});")

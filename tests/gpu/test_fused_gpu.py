@@ -126,3 +126,17 @@ def test_kernel_is_memoized():
     k1 = core.cuda.elementwise(*src, fz.kernel_name(*src))
     _run_both(prog, [np.ones((4,), np.float32)])
     assert core.cuda.elementwise(*src, fz.kernel_name(*src)) is k1
+
+
+@pytest.mark.parametrize("src,dst", [("float16", "float32"), ("float64", "float16"),
+                                     ("int32", "float32"), ("float32", "int8"),
+                                     ("bool", "float16"), ("float32", "bool")])
+def test_casts(src, dst):
+    prog = (("cast", (("in", 0),), (("dtype", dst),)), ("add", (("step", 0), 1)))
+    rng = np.random.default_rng(4)
+    x = _data(rng, (32, 8), src)
+    if np.dtype(dst).kind in "iu" and x.dtype.kind == "f":  # C and NumPy differ on NaN/inf
+        x = np.clip(np.nan_to_num(x), -100, 100).astype(x.dtype)
+    if dst == "bool":
+        prog = prog[:1]
+    _run_both(prog, [x])

@@ -152,6 +152,18 @@ def test_mixed_precision_promotion():
     assert g2.outputs[0].node.avals[0].dtype == np.float32
 
 
+def test_casts():
+    def f(x, w, i):
+        y = nd.cast(nd.cast(x, dtype="float32") * w, dtype="float16")  # mixed precision
+        return y, nd.cast(nd.exp(nd.cast(i, dtype="float32")), dtype="int8"), \
+            nd.cast(nd.tanh(w) * 300, dtype="uint8") + 1
+
+    g, v = _trace(f, x=((4, 6), "float16"), w=((6,), "float32"), i=((4, 6), "int32"))
+    g2 = _check(g, v, groups=3, ops=10)
+    assert [e.node.avals[0].dtype.name for e in g2.outputs] == ["float16", "int8", "uint8"]
+    assert not fz.can_fuse("cast", [Aval((2,), "float32")], {"dtype": "bfloat16"})
+
+
 def test_zero_dim_and_constants():
     c = nd.array([1.0, 2.0, 3.0])
     g, v = _trace(lambda x: nd.exp(x * c) - x, x=((), "float32"))
