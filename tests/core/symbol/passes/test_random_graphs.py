@@ -8,6 +8,8 @@ repeated subexpressions, subgraphs of constants only) and compares
 each pass alone. CSE, DCE and folding must give the same bytes; simplification equal
 values (``x + 0`` may turn ``-0.0`` into ``+0.0``, see ``simplify``'s doc).
 """
+import functools
+
 import numpy
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,10 +17,10 @@ from hypothesis import strategies as st
 
 import core.random
 from core import nd
-from core.context import cpu
+from core.context import cpu, gpu
 from core.ops.registry import REGISTRY, Aval
 from core.symbol import Entry, Graph, Node, evaluate
-from core.symbol.passes import cse, dce, fold, optimize, simplify
+from core.symbol.passes import DEFAULT_PASSES, cse, dce, fold, optimize, simplify
 
 try:
     from core.symbol.passes import fusion
@@ -34,7 +36,7 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def _node(name, inputs, **attrs):
+def _node_on(name, inputs, ctx=CPU, **attrs):
     """An operator node with its avals from the operator's infer rule (None if the
     inputs do not fit the operator)."""
     op = REGISTRY[name]
@@ -47,7 +49,7 @@ def _node(name, inputs, **attrs):
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if any(a.dtype.kind not in "fb" for a in outs):
         return None
-    return Node(op, name.lower(), inputs, attrs, num_outputs=len(outs), avals=outs, ctx=CPU)
+    return Node(op, name.lower(), inputs, attrs, num_outputs=len(outs), avals=outs, ctx=ctx)
 
 
 def _aval(e):
@@ -55,15 +57,16 @@ def _aval(e):
 
 
 @st.composite
-def graphs(draw):
-    """(graph, variable values) of a random DAG."""
+def graphs(draw, ctx=CPU):
+    """(graph, variable values) of a random DAG on context ``ctx``."""
+    _node = functools.partial(_node_on, ctx=ctx)
     rng = numpy.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     pool: list[Entry] = []
     variables = []
     for k in range(draw(st.integers(1, 3))):
         shape = draw(st.sampled_from(SHAPES))
         dtype = draw(st.sampled_from(["float32", "float32", "float64"]))
-        v = Node(None, f"x{k}", avals=[Aval(shape, dtype)], ctx=CPU)
+        v = Node(None, f"x{k}", avals=[Aval(shape, dtype)], ctx=ctx)
         variables.append(v)
         pool.append(Entry(v, 0))
     constants = []
@@ -83,7 +86,7 @@ def graphs(draw):
             value = rng.standard_normal(shape).astype("float32")
         constants.append(value)
         n = Node(None, f"c{len(constants)}", avals=[Aval(value.shape, value.dtype)],
-                 value=value, ctx=CPU)
+                 value=value, ctx=ctx)
         return Entry(n, 0)
 
     unused: list[Entry] = []  # entries nothing reads yet
@@ -172,7 +175,7 @@ def graphs(draw):
             ops = [p.node for p in pool if p.node.op is not None]
             if ops:
                 m = draw(st.sampled_from(ops))
-                n = Node(m.op, m.name, m.inputs, m.attrs, m.num_outputs, m.avals, ctx=CPU)
+                n = Node(m.op, m.name, m.inputs, m.attrs, m.num_outputs, m.avals, ctx=ctx)
         if n is None:
             continue
         made += 1
@@ -186,7 +189,7 @@ def graphs(draw):
         if same and draw(st.booleans()):
             updates[v] = draw(st.sampled_from(same))
     values = {v.name: nd.array(rng.standard_normal(v.avals[0].shape) * 2,
-                               dtype=v.avals[0].dtype) for v in variables}
+                               dtype=v.avals[0].dtype, ctx=ctx) for v in variables}
     return Graph(outputs, updates), values
 
 
@@ -257,5 +260,23 @@ def test_each_pass_alone_keeps_results(mod, bitwise):
         assert _snapshot(g) == before
         _check_structure(g, h)
         _compare(g, h, values, bitwise)
+
+    check()
+
+
+@pytest.mark.gpu
+def test_passes_keep_results_on_gpu():
+    """The loop of passes (fusion has its own GPU tests) on graphs placed on a GPU:
+    constants are folded with the GPU kernels, so the values stay the same."""
+    @settings(max_examples=20, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(graphs(ctx=gpu(0)))
+    def check(case):
+        g, values = case
+        core.random.seed(99)
+        with numpy.errstate(all="ignore"):
+            h = optimize(g, passes=DEFAULT_PASSES)
+        _check_structure(g, h)
+        _compare(g, h, values, bitwise=False)
 
     check()
