@@ -1,7 +1,8 @@
 """Common-subexpression elimination: compute each distinct value once.
 
-Two operator nodes merge when they call the same operator with equal attributes on
-the same input entries and literals, on the same context; two constants merge when
+Two operator nodes merge when they call the same operator with equal attributes (and
+equal MXNet-style ``user_attrs``) on the same input entries and literals, on the same
+context; two constants merge when
 their values have the same type of array, context, dtype, shape and bytes. The later
 node's consumers then read the earlier node's outputs. Results stay bitwise equal:
 the merged nodes would have run the same kernel on the same data.
@@ -100,7 +101,8 @@ def _node_key(n: Node, inputs):
     ins = tuple(("e", e.node.id, e.index) if isinstance(e, Entry) else value_key(e)
                 for e in inputs)
     attrs = tuple(sorted((k, value_key(v)) for k, v in n.attrs.items()))
-    return (id(n.op), n.num_outputs, ins, attrs, _ctx_key(n.ctx))
+    user = tuple(sorted((k, value_key(v)) for k, v in n.user_attrs.items()))
+    return (id(n.op), n.num_outputs, ins, attrs, user, _ctx_key(n.ctx))
 
 
 def run(graph: Graph) -> Graph:

@@ -188,3 +188,13 @@ def test_different_contexts_not_merged():
     b = Node(op, "b", (Entry(x, 0),), ctx=cpu(1))
     h = cse.run(Graph([Entry(a, 0), Entry(b, 0)]))
     assert len(_ops(h)) == 2
+
+
+def test_user_attributes_must_match():
+    x = Node(None, "x")
+    op = REGISTRY["exp"]
+    a = Node(op, "a", (Entry(x, 0),), user_attrs={"ctx_group": "dev1"})
+    b = Node(op, "b", (Entry(x, 0),), user_attrs={"ctx_group": "dev2"})
+    c = Node(op, "c", (Entry(x, 0),), user_attrs={"ctx_group": "dev1"})
+    h = cse.run(Graph([Entry(a, 0), Entry(b, 0), Entry(c, 0)]))
+    assert [e.node.name for e in h.outputs] == ["a", "b", "a"]

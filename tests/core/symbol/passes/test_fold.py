@@ -170,3 +170,24 @@ def test_pure_keeps_variables_outputs_and_updates():
     _, ub = evaluate(h, vals)
     assert ua["w"].asnumpy().tobytes() == ub["w"].asnumpy().tobytes()
     _check_bitwise(g, h, vals)
+
+
+def test_optimize_repeats_until_nothing_changes():
+    from core.symbol.passes import DEFAULT_PASSES, optimize
+    x = var("x", (2, 3))
+    c = const(numpy.arange(3, dtype="float32"))
+    d = op_node("subtract", (E(c), E(c)))
+    one = op_node("add", (E(d), 1.0))  # all ones once folded
+    y = op_node("multiply", (E(x), E(one)))
+    g = Graph([E(y)])
+    h = optimize(g, passes=DEFAULT_PASSES)
+    assert h.outputs[0].node is x
+    st = h.pass_stats
+    assert st["fold_folded"] == 2 and st["simplify_identity"] == 1 and st["rounds"] == 3
+    assert (st["nodes_before"], st["nodes_after"]) == (5, 1)
+    _check_bitwise(g, h, X)
+    # functions work as passes too; an explicit list gets no final (fusion) pass
+    h = optimize(g, passes=[lambda gr: fold.run(gr)])
+    assert _ops(h) == ["multiply"] and h.pass_stats["rounds"] == 2
+    with pytest.raises(TypeError, match="pass"):
+        optimize(g, passes=[3])
