@@ -23,6 +23,7 @@ from .. import autograd as _ag
 from ..context import Context, current_context
 from ..ndarray import NDArray
 from ..ops.registry import Aval, describe
+from . import mirror
 from .autodiff import gradients, specialize
 from .graph import TRAIN, Entry, Graph, Node, map_graph
 from .memory import INPLACE_UFUNCS, plan
@@ -127,7 +128,7 @@ class Program:
                 fwd_steps.append(st)
             else:
                 bwd_nodes.append((n, st))
-        bwd_steps = _just_in_time(bwd_nodes, {v.id for v in backward_vars})
+        bwd_steps = _backward_order(bwd_nodes, graph, n_forward_outputs)
         self.steps = fwd_steps + bwd_steps
         self.n_fwd = len(fwd_steps)
         self.out_slots = [slot[(e.node.id, e.index)] for e in graph.outputs]
@@ -228,28 +229,30 @@ def _forward_needed(graph: Graph, n_out: int | None) -> set[int]:
     return seen
 
 
-def _just_in_time(nodes: list, head_ids: set[int]) -> list:
-    """Order the backward phase: the nodes that carry gradients (they depend on the
-    head gradients) in topological order, each preceded by the not-yet-run nodes it
-    needs, so a value derived from the forward pass is computed right before use."""
-    by_id = {n.id: (n, st) for n, st in nodes}
-    carries: set[int] = set(head_ids)
-    for n, _ in nodes:  # topological order
-        if any(isinstance(e, Entry) and e.node.id in carries for e in n.inputs):
-            carries.add(n.id)
+def _backward_order(nodes: list, graph: Graph, n_fwd: int | None) -> list:
+    """Order the backward phase.
+
+    A depth-first walk from the gradient outputs, last parameter first (the order in
+    which an imperative backward finishes them), emitting each node right after the
+    nodes it needs. So the gradients of one layer are completed, and the values they
+    read released, before the walk moves on to the layer below; and a value derived
+    from the forward pass is computed just before its first use.
+    """
+    by_id = {n.id: st for n, st in nodes}
     order: list = []
     done: set[int] = set()
-    for n, _ in nodes:
-        if n.id not in carries or n.id in done:
+    roots = [e.node for e in graph.outputs[n_fwd or 0:]]
+    for root in reversed(roots):
+        if root.id not in by_id or root.id in done:
             continue
-        stack = [(n, False)]
+        stack = [(root, False)]
         while stack:
             m, expanded = stack.pop()
             if m.id in done:
                 continue
             if expanded:
                 done.add(m.id)
-                order.append(by_id[m.id][1])
+                order.append(by_id[m.id])
                 continue
             stack.append((m, True))
             for e in reversed(m.inputs):
@@ -305,6 +308,8 @@ def compile_graph(graph: Graph, ctx: Context, is_train: bool, wrt: Sequence[str]
     n_fwd = len(graph.outputs)
     if optimize:
         g = _optimize(g)
+    if wrt and mirror.enabled():
+        g = mirror.run(g, n_fwd)
     return Program(g, ctx, head_vars, n_forward_outputs=n_fwd), [v.name for v in head_vars]
 
 
