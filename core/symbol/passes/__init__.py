@@ -36,6 +36,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
+from ...context import Context
 from ..graph import Graph
 from . import cse, dce, fold, simplify
 
@@ -90,7 +91,8 @@ def _add_stats(totals: dict, g: Graph) -> bool:
     return changed
 
 
-def optimize(graph: Graph, passes: Sequence | None = None, ctx=None) -> Graph:
+def optimize(graph: Graph, passes: Sequence | None = None,
+             ctx: Context | None = None) -> Graph:
     """Run the optimizer passes on ``graph``.
 
     Args:

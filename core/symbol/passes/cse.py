@@ -42,7 +42,7 @@ from ..graph import TRAIN, Entry, Graph, Node, is_random, map_graph
 from .dce import finish, with_inputs
 
 
-def value_key(v):
+def value_key(v: object) -> tuple:
     """A hashable key equal for two attribute values or literals only when an operator
     cannot tell them apart (see the module doc)."""
     if v is None or v is Ellipsis or v is TRAIN:

@@ -26,7 +26,6 @@ Stats (``result.pass_stats``): ``fold_folded`` (operator nodes replaced) and
 ``fold_skipped_large``.
 
 Example:
-    >>> from core import nd
     >>> from core.ops.registry import REGISTRY
     >>> from core.symbol import Graph, Node, Entry
     >>> from core.symbol.passes import fold
@@ -44,6 +43,7 @@ from __future__ import annotations
 import math
 
 from ... import autograd
+from ...context import Context
 from ..graph import TRAIN, Entry, Graph, Node, is_random, map_graph
 from .dce import finish, with_inputs
 
@@ -70,7 +70,7 @@ def _size(avals) -> int | None:
         return None
 
 
-def run(graph: Graph, ctx=None) -> Graph:
+def run(graph: Graph, ctx: Context | None = None) -> Graph:
     """Replace every foldable operator node by constants (see the module doc).
 
     Args:
