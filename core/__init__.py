@@ -25,6 +25,9 @@ from . import (
     parallel,
     random,
     serialization,
+    sym,
+    symbol,
+    viz,
 )
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import NDArray, array, from_dlpack
@@ -34,4 +37,4 @@ init = initializer  # MXNet's mx.init
 
 __all__ = ["Context", "NDArray", "__version__", "array", "autograd", "context", "cpu",
            "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "init", "initializer", "kvstore", "lr_scheduler",
-           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "parallel", "random", "serialization"]
+           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "parallel", "random", "serialization", "sym", "symbol", "viz"]

@@ -217,6 +217,8 @@ class NDArray:
 
     def detach(self) -> NDArray:
         """The same data, cut from the graph."""
+        if type(self._data) is Placeholder and _traced(self, None):
+            return _invoke(_R["BlockGrad"], (self,), _EMPTY)  # a graph records the cut
         return NDArray._make(self._data, self._ctx, None)
 
     # ------------------------------------------------------------------ autograd

@@ -35,9 +35,3 @@ def stack(*data, axis: int = 0, num_args=None):
     return _ops.F.stack(*data, axis=axis)
 
 
-def BlockGrad(data):
-    """Identity in the forward pass; stops the gradient."""
-    return data.detach()
-
-
-stop_gradient = BlockGrad

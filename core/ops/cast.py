@@ -28,6 +28,13 @@ def _copy(xp, x):
     return x.copy()
 
 
+@defop("BlockGrad", infer=lambda x: Aval(x.shape, x.dtype), nd=("BlockGrad", "stop_gradient"),
+       np=("stop_gradient",), differentiable=False, save=False)
+def _block_grad(xp, x):
+    """Identity in the forward pass that stops the gradient (no copy: the same data)."""
+    return x
+
+
 def _copyto_infer(x, to=None):
     if not isinstance(to, Context):
         raise TypeError(f"_copyto: the target must be a Context, got {to!r}")

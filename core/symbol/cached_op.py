@@ -86,7 +86,7 @@ class CachedOp:
         prog.run(env, 0, prog.n_fwd)
         ctx = self.ctx
         n_out = len(self.graph.outputs)
-        outs = [NDArray._make(env[s], ctx, None) for s in prog.out_slots[:n_out]]
+        outs = [NDArray._make(prog.output(env, k), ctx, None) for k in range(n_out)]
         for name, s in prog.update_slots.items():
             dst = values[name]
             if env[s] is not dst._data:

@@ -141,6 +141,18 @@ class Program:
         for st, ip in zip(self.steps, self.plan.inplace):
             st.inplace = ip
         self.last_read = self.plan.last
+        # Outputs handed to callers must not alias an input, a constant or another output
+        # (the passes may turn ``x * 1`` into ``x``): those are copied.
+        seen: set[int] = set()
+        self.copy_out = []
+        for s in self.out_slots:
+            self.copy_out.append(s in pinned or s in seen)
+            seen.add(s)
+
+    def output(self, env: list, k: int):
+        """The raw array of output ``k``, copied when it would alias another array."""
+        raw = env[self.out_slots[k]]
+        return raw.copy() if self.copy_out[k] else raw
 
     @staticmethod
     def _step(n: Node, slot, ctx) -> _Step:
@@ -307,18 +319,16 @@ def compile_graph(graph: Graph, ctx: Context, is_train: bool, wrt: Sequence[str]
         g, head_vars = gradients(g, [by_name[w] for w in wrt], ctx)
     n_fwd = len(graph.outputs)
     if optimize:
-        g = _optimize(g)
+        g = _optimize(g, ctx)
     if wrt and mirror.enabled():
         g = mirror.run(g, n_fwd)
     return Program(g, ctx, head_vars, n_forward_outputs=n_fwd), [v.name for v in head_vars]
 
 
-def _optimize(g: Graph) -> Graph:
-    try:
-        from .passes import optimize
-    except ImportError:  # the passes package is optional while it is being built
-        return g
-    return optimize(g)
+def _optimize(g: Graph, ctx: Context) -> Graph:
+    from .passes import optimize
+
+    return optimize(g, ctx=ctx)
 
 
 # --------------------------------------------------------------------------- Executor
@@ -427,7 +437,7 @@ class Executor:
         with _ag.pause(bool(is_train)):
             prog.run(env, 0, prog.n_fwd)
         n_out = len(self._graph.outputs)
-        self.outputs = [NDArray._make(env[s], self.ctx, None) for s in prog.out_slots[:n_out]]
+        self.outputs = [NDArray._make(prog.output(env, k), self.ctx, None) for k in range(n_out)]
         for name, s in prog.update_slots.items():
             dst = self.aux_dict[name]
             if env[s] is not dst._data:

@@ -45,6 +45,10 @@ class _TrainFlag:
     def __repr__(self) -> str:
         return "TRAIN"
 
+    def __bool__(self):
+        raise TypeError("TRAIN (the executor's is_train) must be resolved before use: "
+                        "core.symbol.graph.resolve_attrs or autodiff.specialize")
+
     def __reduce__(self):
         return (_TrainFlag, ())
 

@@ -55,6 +55,8 @@ SPECS = [
            dtypes=("float32", "float64", "float16", "bfloat16"), grad=False),
     OpSpec("copy", nd.copy, np.copy, lambda rng, d: [Sample(rand(rng, (3, 4), d))], dtypes=_F,
            covers=()),
+    OpSpec("BlockGrad", nd.BlockGrad, lambda x: x, lambda rng, d: [Sample(rand(rng, (3, 4), d))],
+           dtypes=_F, grad=False),
     OpSpec("_copyto", None, None, None, check=_copyto_check),
     _creation("zeros", nd.zeros, np.zeros, [{"shape": (2, 3)}, {"shape": 4}, {"shape": ()}]),
     _creation("ones", nd.ones, np.ones, [{"shape": (2, 3)}, {"shape": (0, 2)}]),
