@@ -7,8 +7,9 @@
 ``clip_global_norm``). The layer, loss, trainer, data and model-zoo submodules
 (``gluon.nn``, ``gluon.rnn``, ``gluon.loss``, ``gluon.Trainer``, ``gluon.data``,
 ``gluon.model_zoo``, ``gluon.metric``, ``gluon.contrib``) are imported on first
-access, so an unfinished one never breaks ``import gluon``. SymbolBlock arrives with
-symbolic mode.
+access, so an unfinished one never breaks ``import gluon``. ``SymbolBlock``
+(``symbol_block``) runs a ``core.sym`` Symbol, or a graph written by
+``HybridBlock.export``, as a block.
 
 Example:
     >>> import gluon
@@ -25,6 +26,7 @@ from . import block, containers, init, parameter, utils
 from .block import Block, HybridBlock
 from .containers import HybridLambda, HybridSequential, Lambda, Sequential
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
+from .symbol_block import SymbolBlock
 
 __all__ = [
     "Block",
@@ -37,6 +39,7 @@ __all__ = [
     "Parameter",
     "ParameterDict",
     "Sequential",
+    "SymbolBlock",
     "block",
     "containers",
     "init",

@@ -617,20 +617,63 @@ class HybridBlock(Block):
         parameters whose shapes are unknown.
         """
         unknown = [p for p in self._own_params() if not shape_is_known(p.shape)]
+        if unknown and type(self).hybrid_forward is not HybridBlock.hybrid_forward:
+            self._symbolic_infer(args, "shape")
+            unknown = [p for p in self._own_params() if not shape_is_known(p.shape)]
         if unknown:
             raise RuntimeError(
                 f"{type(self).__name__} block '{self.name}' has parameters with unknown "
                 f"shape: {_describe_params(unknown)} (0 or -1 marks an unknown dimension), "
                 f"and {type(self).__name__} does not implement infer_shape() to set them "
-                "from its inputs (symbolic shape inference is not available yet). Specify "
-                "the input size when constructing the block (in_units, in_channels, "
-                f"num_features, ...), or implement {type(self).__name__}.infer_shape(self, "
-                "x, *args) to set each parameter's shape from the first input.")
+                "from its inputs. Specify the input size when constructing the block "
+                f"(in_units, in_channels, num_features, ...), or implement "
+                f"{type(self).__name__}.infer_shape(self, x, *args) to set each parameter's "
+                "shape from the first input.")
 
     def infer_type(self, *args) -> None:
-        """Infer the dtypes of parameters from the inputs (needs symbolic mode)."""
-        raise NotImplementedError(f"{type(self).__name__}.infer_type: symbolic mode is not "
-                                  "available yet")
+        """Set the dtypes of this block's parameters from the inputs' (MXNet's
+        ``infer_type``): through symbolic type inference of ``hybrid_forward`` when the
+        block defines it, else parameters not yet initialized take the first floating
+        input's dtype."""
+        if type(self).hybrid_forward is not HybridBlock.hybrid_forward:
+            self._symbolic_infer(args, "dtype")
+            return
+        floats = [a.dtype for a in _flatten_arrays(args) if a.dtype.kind == "f"]
+        if floats:
+            for p in self._own_params():
+                if p._data is None:
+                    p.dtype = floats[0]
+
+    def _symbolic_infer(self, args, what: str) -> None:
+        """MXNet 1.x's deferred inference: run ``hybrid_forward`` with ``F = core.sym`` on
+        variables and read the parameters' shapes (or dtypes) off the Symbol."""
+        from core import sym
+
+        arrays = list(_flatten_arrays(args))
+        names = [f"data{i}" for i in range(len(arrays))]
+        ins = [sym.var(n) for n in names]
+        params = {k: sym.var(p.name) for k, p in self._reg_params.items()}
+        out = self.hybrid_forward(sym, *ins, **params)
+        if isinstance(out, (list, tuple)):
+            out = sym.Group(list(out))
+        if what == "shape":
+            known = {n: tuple(a.shape) for n, a in zip(names, arrays)}
+            known.update({p.name: tuple(p.shape) for p in self._reg_params.values()
+                          if p.shape is not None and shape_is_known(p.shape)})
+            arg, _, aux = out.infer_shape_partial(**known)
+        else:
+            known = {n: a.dtype for n, a in zip(names, arrays)}
+            arg, _, aux = out.infer_type_partial(**known)
+        found = dict(zip(out.list_arguments(), arg))
+        found.update(zip(out.list_auxiliary_states(), aux))
+        for p in self._reg_params.values():
+            v = found.get(p.name)
+            if v is None:
+                continue
+            if what == "shape" and all(d > 0 for d in v):
+                p.shape = tuple(v)
+            elif what == "dtype" and p._data is None:
+                p.dtype = v
 
     def _deferred_infer_shape(self, *args) -> None:
         try:
@@ -659,6 +702,8 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------------ forward
     def __call__(self, *args, **kwargs):
+        if args and _is_symbol(args[0]):
+            return hybrid.symbolic_call(self, args)
         if self._active and not is_tracing():
             out = hybrid.call_cached(self, args, kwargs)
             if out is not hybrid.NOT_CACHED:
@@ -670,7 +715,10 @@ class HybridBlock(Block):
         if ctx is None:
             return super().__call__(*args, **kwargs)
         with ctx:
-            return super().__call__(*args, **kwargs)
+            out = super().__call__(*args, **kwargs)
+        if self._active:
+            hybrid.trace_after_init(self, args, kwargs)
+        return out
 
     def forward(self, x, *args, **kwargs):
         """Call :meth:`hybrid_forward` with ``F = core.nd`` and the parameters' data on
@@ -690,15 +738,33 @@ class HybridBlock(Block):
                                   "F, x, ...) or forward(self, x, ...)")
 
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True):
-        """Write ``path-symbol.json`` and ``path-%04d.params`` (needs symbolic mode)."""
-        raise NotImplementedError(f"{type(self).__name__}.export: symbolic mode (graph "
-                                  "tracing) is not available yet; save the weights with "
-                                  "save_parameters() meanwhile")
+        """Write ``path-symbol.json`` (the traced graph, MXNet's JSON layout) and
+        ``path-%04d.params`` (the parameters, ``arg:``/``aux:`` names as in MXNet).
 
-    def optimize_for(self, x, *args, backend=None, **kwargs):
-        """Partition the graph for a backend (needs symbolic mode)."""
-        raise NotImplementedError(f"{type(self).__name__}.optimize_for: symbolic mode is "
-                                  "not available yet")
+        The block must be hybridized and have run forward once (that call traces it).
+        ``SymbolBlock.imports`` reads the files back.
+
+        Returns:
+            ``(symbol_file, params_file)``.
+        """
+        from .symbol_block import export
+
+        return export(self, path, epoch)
+
+    def optimize_for(self, x, *args, backend=None, clear: bool = True, static_alloc=False,
+                     static_shape=False, **kwargs):
+        """MXNet's graph partitioning for a backend. There are no partitioning backends
+        here: this hybridizes the block (the optimizer passes always run) and runs it once
+        on ``x`` to trace and compile the graph, which is what ``optimize_for`` leaves
+        behind in MXNet.
+        """
+        self.hybridize(True, backend=backend, clear=clear, static_alloc=static_alloc,
+                       static_shape=static_shape, **kwargs)
+        self(x, *args)
+
+
+def _is_symbol(x) -> bool:
+    return type(x).__name__ == "Symbol" and type(x).__module__ == "core.symbol.symbol"
 
 
 def _describe_params(params) -> str:

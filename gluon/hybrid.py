@@ -76,20 +76,12 @@ def call_cached(block, args, kwargs):
     cache = block._cached_graphs
     if not cache and any(p._data is None for p in block.collect_params().values()):
         return NOT_CACHED  # deferred initialization completes on an imperative call
-    arrays: list[NDArray] = []
-    if any(isinstance(v, NDArray) for v in kwargs.values()):
-        return NOT_CACHED  # array keyword arguments are not graph inputs: run imperatively
-    struct = _flatten(args, arrays)
-    if not arrays:
-        return NOT_CACHED
-    ctx = arrays[0].context
-    key = (ctx, autograd.is_training(), _key_of(struct), tuple(sorted(kwargs)) if kwargs else (),
-           tuple((a.shape, a.dtype) for a in arrays))
-    entry = cache.get(key)
+    entry = _entry(block, args, kwargs)
     if entry is None:
-        entry = _trace(block, struct, arrays, kwargs, ctx)
-        cache[key] = entry
-        block._last_cached = entry
+        return NOT_CACHED
+    arrays: list[NDArray] = []
+    _flatten(args, arrays)
+    ctx = arrays[0].context
     values = dict(zip(entry.in_names, arrays))
     for name, p in entry.params.items():
         values[name] = p.data(ctx)
@@ -100,6 +92,34 @@ def call_cached(block, args, kwargs):
     for hook in list(block._forward_hooks.values()):
         hook(block, args, out)
     return out
+
+
+def _entry(block, args, kwargs):
+    """The cached graph for this call's signature, traced now if new; None when the call
+    cannot be cached (no array input, or array keyword arguments)."""
+    if any(isinstance(v, NDArray) for v in kwargs.values()):
+        return None  # array keyword arguments are not graph inputs: run imperatively
+    arrays: list[NDArray] = []
+    struct = _flatten(args, arrays)
+    if not arrays:
+        return None
+    ctx = arrays[0].context
+    key = (ctx, autograd.is_training(), _key_of(struct), tuple(sorted(kwargs)) if kwargs else (),
+           tuple((a.shape, a.dtype) for a in arrays))
+    cache = block._cached_graphs
+    entry = cache.get(key)
+    if entry is None:
+        entry = _trace(block, struct, arrays, kwargs, ctx)
+        cache[key] = entry
+        block._last_cached = entry
+    return entry
+
+
+def trace_after_init(block, args, kwargs) -> None:
+    """After the imperative call that completed deferred initialization, trace the
+    block for this signature (so ``export`` works after one call, as in MXNet)."""
+    if not block._cached_graphs and not is_tracing():
+        _entry(block, args, kwargs)
 
 
 def _trace(block, struct, arrays, kwargs, ctx) -> _Cached:
@@ -149,3 +169,63 @@ def _call_inline(block, args, kwargs):
     from .block import Block
 
     return Block.__call__(block, *args, **kwargs)
+
+
+def symbolic_call(block, args):
+    """``block(sym.var("data", shape=...))``: trace ``block`` on the variables' shapes and
+    return the Symbol of its outputs (parameters become variables named as they are)."""
+    from core import nd
+    from core.symbol.symbol import Symbol
+    from core.symbol.json_io import parse_value
+
+    arrays = []
+    specs = []
+    for a in args:
+        if not isinstance(a, Symbol):
+            raise TypeError(f"{type(block).__name__} '{block.name}': when called on Symbols, "
+                            f"every input must be a Symbol, got {type(a).__name__}")
+        names = a.list_outputs()
+        if len(names) != 1 or names[0] not in a.list_inputs():
+            raise TypeError(f"{type(block).__name__} '{block.name}': a block can be called "
+                            "on variable Symbols (sym.var) only")
+        shape_text = a.attr("__shape__")
+        shape = parse_value(shape_text) if shape_text else None
+        if not shape or any(int(d) <= 0 for d in shape):
+            raise ValueError(
+                f"{type(block).__name__} '{block.name}' was called on Symbol '{a.name}' "
+                f"without a full shape (got {shape_text}): blocks are traced on concrete "
+                f"shapes; use sym.var('{a.name}', shape=(...)) with every dimension known")
+        dtype = a.attr("__dtype__") or "float32"
+        specs.append((a.name, tuple(int(d) for d in shape), dtype))
+    ctx = None
+    if any(p._data is None for p in block.collect_params().values()):
+        block(*[nd.zeros(s, dtype=_np_dtype(d)) for _, s, d in specs])  # deferred init
+    params = dict(block.collect_params().items())
+    for p in params.values():
+        ctx = p.list_ctx()[0]
+        break
+    from core.context import current_context
+
+    ctx = ctx or current_context()
+    with Tracer() as t:
+        for name, p in params.items():
+            t.bind(p.data(ctx), name)
+        for name, shape, dtype in specs:
+            arrays.append(t.variable(name, shape, _np_dtype(dtype), ctx))
+        try:
+            with ctx:
+                out = block.forward(*arrays)
+        except AbstractValueError as e:
+            raise _error(block, e) from e
+        outs: list[NDArray] = []
+        _flatten(out, outs)
+        graph = t.graph(outs)
+    return Symbol.from_graph(graph)
+
+
+def _np_dtype(d):
+    from core.symbol.json_io import parse_value  # noqa: F401 - same module family
+
+    _MX = {"0": "float32", "1": "float64", "2": "float16", "3": "uint8", "4": "int32",
+           "5": "int8", "6": "int64", "7": "bool", "12": "bfloat16"}
+    return _MX.get(str(d), d)

@@ -255,7 +255,7 @@ def test_hybridize_is_recorded_on_the_tree():
     assert ("static_alloc", True) in net.features[0]._flags
     net.hybridize(False)
     assert not any(b._active for b in blocks)
-    with pytest.raises(NotImplementedError, match="symbolic mode"):
+    with pytest.raises(RuntimeError, match="hybridize.*forward"):
         net.export("model")
 
 

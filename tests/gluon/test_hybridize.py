@@ -201,3 +201,29 @@ def test_gradient_to_a_data_input():
             net(xx).sum().backward()
         grads.append(xx.grad.asnumpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+class _LazyDense(HybridBlock):
+    """MXNet 1.x style with a deferred weight and no infer_shape of its own."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.weight = self.params.get("weight", shape=(units, 0),
+                                          allow_deferred_init=True)
+
+    def hybrid_forward(self, F, x, weight):
+        return F.FullyConnected(x, weight, num_hidden=3, no_bias=True)
+
+
+def test_deferred_shapes_from_symbolic_inference_of_hybrid_forward():
+    net = _LazyDense(3)
+    net.initialize()
+    assert net(nd.ones((2, 5))).shape == (2, 3)
+    assert net.weight.shape == (3, 5)
+
+
+def test_infer_type_sets_parameter_dtypes():
+    net = _LazyDense(3)
+    net.infer_type(nd.ones((2, 5), dtype="float64"))
+    assert net.weight.dtype == np.float64
