@@ -618,7 +618,10 @@ class HybridBlock(Block):
         """
         unknown = [p for p in self._own_params() if not shape_is_known(p.shape)]
         if unknown and type(self).hybrid_forward is not HybridBlock.hybrid_forward:
-            self._symbolic_infer(args, "shape")
+            try:
+                self._symbolic_infer(args, "shape")
+            except Exception:  # noqa: BLE001, S110 - the error below names what is missing
+                pass
             unknown = [p for p in self._own_params() if not shape_is_known(p.shape)]
         if unknown:
             raise RuntimeError(
@@ -670,7 +673,8 @@ class HybridBlock(Block):
             v = found.get(p.name)
             if v is None:
                 continue
-            if what == "shape" and all(d > 0 for d in v):
+            if what == "shape" and v and all(d > 0 for d in v) and (
+                    p.shape is None or len(p.shape) == len(v)):
                 p.shape = tuple(v)
             elif what == "dtype" and p._data is None:
                 p.dtype = v
