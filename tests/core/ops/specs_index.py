@@ -187,7 +187,8 @@ def _g2(*args):
 
 SPECS = [
     OpSpec("_getitem", lambda x, key: x[key], lambda x, key: x[key], _getitem_samples,
-           dtypes=_DT),
+           dtypes=_DT, extra={"hybrid_skip": "boolean-mask keys: the output's length is the "
+                              "number of True values, so it cannot be traced"}),
     OpSpec("_getitem", None, None, None, check=_index_errors, extra={"id": "index:errors"}),
     OpSpec("_index_update", lambda x, v, key: F._index_update(x, v, key=key), _update_ref,
            _update_samples, dtypes=_DT),

@@ -9,6 +9,7 @@ from core.ndarray import NDArray
 from core.ops import REGISTRY, registry
 from core.test_utils import assert_almost_equal, check_numeric_gradient, tolerances, view_of
 
+from . import hybrid_check
 from .op_db import all_specs, np_dtype
 
 SPECS = all_specs()
@@ -130,3 +131,21 @@ def test_gradients(spec_id):
         check_numeric_gradient(lambda *xs, kw=sample.kwargs: spec.call(*xs, **kw), sample.args,
                                diff=sample.diff, eps=spec.grad_eps, rtol=spec.grad_rtol,
                                atol=spec.grad_atol)
+
+
+_HYBRID_TABLES = []
+
+
+def _hybrid_tables():
+    if not _HYBRID_TABLES:
+        _HYBRID_TABLES.extend(hybrid_check._tables())
+    return _HYBRID_TABLES
+
+
+@pytest.mark.parametrize("spec_id", _ids())
+def test_hybridized(spec_id):
+    """Eager against hybridized results (STYLE.md point 15): each sample traced into a
+    graph and run by a CachedOp gives the eager values bit for bit, and the same input
+    gradients under autograd.record() (see hybrid_check.py)."""
+    check_rows, known_bugs, close_gradients = _hybrid_tables()
+    hybrid_check.run_row(BY_ID[spec_id], check_rows, known_bugs, close_gradients)
