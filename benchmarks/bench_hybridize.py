@@ -20,9 +20,12 @@ timed. Reported per model:
 
 The ablations are made from here without touching the library: while a variant's
 first call compiles, ``core.symbol.passes.DEFAULT_PASSES``/``FINAL_PASSES`` lose one
-pass, ``KBACKEND_BACKWARD_MIRROR=0`` is set, or ``core.symbol.executor.Program`` is
-replaced by a subclass passing ``inplace=False``; the compiled programs are cached, so
-later calls run what was compiled. The same wrappers record the passes' ``pass_stats``.
+pass, ``KBACKEND_BACKWARD_MIRROR=0`` is set, ``core.symbol.executor.Program`` is
+replaced by a subclass passing ``inplace=False``, or the memory plan's early releases
+are dropped (``-release``: every slot lives until the program ends, as an imperative
+tape keeps its values); ``none`` switches all of them off. The compiled programs are
+cached, so later calls run what was compiled. The same wrappers record the passes'
+``pass_stats`` and the memory plan's counts.
 
 Last, per-operator overhead: a chain of 1,000 tiny elementwise operators on a ``(4,)``
 float32 array, as plain ``nd`` calls and as a hybridized block, forward only and
@@ -165,7 +168,8 @@ def ablations() -> dict:
         out[f"-{p.__name__.rsplit('.', 1)[-1]}"] = {"drop": p}
     out["-mirror"] = {"mirror": False}
     out["-inplace"] = {"inplace": False}
-    out["none"] = {"no_passes": True, "mirror": False, "inplace": False}
+    out["-release"] = {"release": False}
+    out["none"] = {"no_passes": True, "mirror": False, "inplace": False, "release": False}
     return out
 
 
@@ -179,9 +183,16 @@ def compiler(off: dict, record: Compiled):
     from core.symbol import executor, mirror, passes
 
     saved = (passes.DEFAULT_PASSES, passes.FINAL_PASSES, executor.Program,
-             executor._optimize, mirror.run, os.environ.get(MIRROR_ENV))
+             executor._optimize, mirror.run, executor.plan, os.environ.get(MIRROR_ENV))
     base_program, base_optimize, base_mirror = executor.Program, executor._optimize, mirror.run
+    base_plan = executor.plan
     inplace = off.get("inplace", True)
+
+    def planned(*args, **kwargs):
+        p = base_plan(*args, **kwargs)
+        if not off.get("release", True):  # keep every slot until the program ends
+            p.frees = [[] for _ in p.frees]
+        return p
 
     class Recorded(base_program):
         def __init__(self, *args, **kwargs):
@@ -211,10 +222,11 @@ def compiler(off: dict, record: Compiled):
         if not off.get("mirror", True):
             os.environ[MIRROR_ENV] = "0"
         executor.Program, executor._optimize, mirror.run = Recorded, optimize, mirrored
+        executor.plan = planned
         yield record
     finally:
         (passes.DEFAULT_PASSES, passes.FINAL_PASSES, executor.Program, executor._optimize,
-         mirror.run, env) = saved
+         mirror.run, executor.plan, env) = saved
         if env is None:
             os.environ.pop(MIRROR_ENV, None)
         else:
