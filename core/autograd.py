@@ -596,9 +596,12 @@ class Function:
         raise NotImplementedError("autograd.Function subclasses must define backward")
 
     def __call__(self, *inputs):
-        from .ndarray import NDArray
-        from .ops.registry import OpDef
+        from .ndarray import NDArray, Placeholder
+        from .ops.registry import OpDef, is_tracing
 
+        if is_tracing() and any(isinstance(x, NDArray) and type(x._data) is Placeholder
+                                for x in inputs):
+            return _trace_function(self, inputs)
         with pause(_state.training):
             outputs = self.forward(*inputs)
         multi = isinstance(outputs, (list, tuple))
@@ -632,3 +635,43 @@ class Function:
             outs = fresh
         return tuple(outs) if multi else outs[0]
 
+
+
+def _trace_function(fn: Function, inputs):
+    """A Function called while tracing a graph: one node whose forward runs
+    ``fn.forward`` and whose VJP is ``fn.backward`` (so the custom gradient is kept)."""
+    from .ndarray import NDArray
+    from .ops.registry import Aval, OpDef, invoke
+
+    with pause(_state.training):
+        outputs = fn.forward(*inputs)  # traced once, for the outputs' shapes and dtypes
+    multi = isinstance(outputs, (list, tuple))
+    avals = tuple(Aval(o.shape, o.dtype) for o in (outputs if multi else (outputs,)))
+    training = _state.training
+
+    def infer(*_avals, **_attrs):
+        return avals if multi else avals[0]
+
+    def forward(xp, *raw, ctx=None):
+        arrays = [NDArray._make(r, ctx, None) if isinstance(r, xp.ndarray) else r for r in raw]
+        with pause(training):
+            res = fn.forward(*arrays)
+        res = tuple(res) if isinstance(res, (list, tuple)) else (res,)
+        out = tuple(r._data for r in res)
+        return out if multi else out[0]
+
+    def vjp(c, g):
+        gs = g if isinstance(g, tuple) else (g,)
+        with pause(training):
+            res = fn.backward(*gs)
+        res = tuple(res) if isinstance(res, (list, tuple)) else (res,)
+        if len(res) != len(inputs):
+            raise ValueError(f"{type(fn).__name__}.backward returned {len(res)} gradients "
+                             f"for {len(inputs)} inputs")
+        return tuple(r if isinstance(x, NDArray) else None for r, x in zip(res, inputs))
+
+    op = OpDef(name=type(fn).__name__, forward=forward, infer=infer, vjp=vjp, inputs=(),
+               attrs={}, nd=(), np=(), kind="composite", variadic=True, needs_ctx=True,
+               differentiable=True, save=True, place=None, random=False, updates={},
+               visible_outputs=None, doc=f"autograd.Function {type(fn).__name__}")
+    return invoke(op, list(inputs), {})

@@ -9,8 +9,9 @@ outside recording, in place (:mod:`kbackend.optimizer`).
 Data comes from Keras' own ``EpochIterator`` (NumPy batches); callbacks, the
 History and Keras' progress bar are Keras' own.
 
-``jit_compile=True`` is accepted and is a documented no-op for now: steps run
-eagerly until core's graph mode can run them. With ``steps_per_execution=N`` the
+``jit_compile=True`` (Keras' ``"auto"`` resolves to it) runs the forward pass and the
+loss of the built-in steps as a compiled graph (:mod:`kbackend.jit`); a model that
+cannot be traced runs eagerly after one warning. With ``steps_per_execution=N`` the
 step functions run the N batches Keras' ``EpochIterator`` hands them one after the
 other (callbacks see the logs of the last one, as on Keras' other backends).
 
@@ -61,6 +62,8 @@ from keras.src.utils.python_utils import pythonify_logs
 from core import autograd as _autograd
 from core import np as _cnp
 from core.ndarray import NDArray as _NDArray
+
+from .jit import compiled_steps
 
 
 def _batch_size(x) -> int:
@@ -131,13 +134,18 @@ class KBackendTrainer(base_trainer.Trainer):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
         trainable_weights = self.trainable_weights[:]
         marked = mark_trainable(trainable_weights)
+        compiled = compiled_steps(self)
         with _autograd.record():
-            if self._call_has_training_arg:
-                y_pred = self(x, training=True)
+            res = compiled.run("train", x, y, sample_weight) if compiled else None
+            if res is not None:
+                y_pred, loss = res
             else:
-                y_pred = self(x)
-            loss = self._compute_loss(
-                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+                if self._call_has_training_arg:
+                    y_pred = self(x, training=True)
+                else:
+                    y_pred = self(x)
+                loss = self._compute_loss(
+                    x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
             if self.optimizer is not None:
                 scaled_loss = self.optimizer.scale_loss(loss)
             else:
@@ -155,28 +163,38 @@ class KBackendTrainer(base_trainer.Trainer):
 
     def test_step(self, data):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
-        if self._call_has_training_arg:
-            y_pred = self(x, training=False)
+        compiled = compiled_steps(self)
+        res = compiled.run("test", x, y, sample_weight) if compiled else None
+        if res is not None:
+            y_pred, loss = res
         else:
-            y_pred = self(x)
-        loss = self._compute_loss(
-            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+            if self._call_has_training_arg:
+                y_pred = self(x, training=False)
+            else:
+                y_pred = self(x)
+            loss = self._compute_loss(
+                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
         update_loss_tracker(self._loss_tracker, loss, _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
         x, _, _ = data_adapter_utils.unpack_x_y_sample_weight(data)
+        compiled = compiled_steps(self)
+        res = compiled.run("predict", x) if compiled else None
+        if res is not None:
+            return res[0]
         if self._call_has_training_arg:
             return self(x, training=False)
         return self(x)
 
     # ------------------------------------------------------------------ step functions
     # Each function takes what Keras' EpochIterator yields: a list of up to
-    # ``steps_per_execution`` batches, run one after the other (eagerly: jit_compile=True
-    # is a no-op until core's graph mode can run the steps).
+    # ``steps_per_execution`` batches, run one after the other (each step's forward pass
+    # through its compiled graph under jit_compile).
     def make_train_function(self, force=False):
         if self.train_function is not None and not force:
             return self.train_function
+        self._kbackend_compiled = None  # (re)compiled: trace the steps anew
 
         def steps_on_data(data):
             logs = None

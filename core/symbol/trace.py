@@ -199,13 +199,25 @@ class Tracer:
         return tuple(results) if multi else results[0]
 
     # ------------------------------------------------------------------ result
-    def graph(self, outputs: Sequence) -> Graph:
+    def graph(self, outputs: Sequence, replaced: dict | None = None) -> Graph:
         """The graph computing ``outputs`` (NDArrays of this trace, or concrete ones),
-        with the in-place writes to bound arrays as its updates."""
+        with the in-place writes to bound arrays as its updates.
+
+        ``replaced`` maps bound arrays to NDArrays that took their place during the
+        trace (an owner that rebinds instead of writing in place): those become
+        updates too.
+        """
         heads = [self.entry_of(o) for o in outputs]
         updates = {}
+        for array, new in (replaced or {}).items():
+            node = next((n for a, _d, n, _p in self._bound if a is array), None)
+            if node is None:
+                raise ValueError("Tracer.graph: a replaced array was not bound")
+            updates[node] = self.entry_of(new)
         for k, (array, data, node, ph) in enumerate(self._bound):
             cur = array._data if self._final is None else self._final[k]
+            if node in updates:
+                continue
             if cur is not ph and cur is not data:
                 hit = self._entries.get(id(cur))
                 updates[node] = hit[0] if hit is not None else self._constant(cur, array._ctx)

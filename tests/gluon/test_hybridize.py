@@ -227,3 +227,30 @@ def test_infer_type_sets_parameter_dtypes():
     net = _LazyDense(3)
     net.infer_type(nd.ones((2, 5), dtype="float64"))
     assert net.weight.dtype == np.float64
+
+
+def test_autograd_function_keeps_its_custom_gradient_when_hybridized():
+    class HalveGrad(autograd.Function):
+        def forward(self, x):
+            return x * 1
+
+        def backward(self, dy):
+            return dy * 0.5
+
+    class Net(HybridBlock):
+        def forward(self, x):
+            return HalveGrad()(x * 3).sum()
+
+    grads = []
+    for hyb in (False, True):
+        net = Net()
+        if hyb:
+            net.hybridize()
+        x = nd.ones((2,))
+        x.attach_grad()
+        for _ in range(2):
+            with autograd.record():
+                y = net(x)
+            y.backward()
+        grads.append(x.grad.asnumpy().tolist())
+    assert grads[0] == grads[1] == [1.5, 1.5]

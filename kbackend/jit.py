@@ -1,0 +1,127 @@
+"""``jit_compile``: Keras training, test and predict steps run as compiled graphs.
+
+With ``model.compile(jit_compile=True)`` (Keras' ``"auto"`` resolves to True for
+kbackend), the first step for a given input signature traces the model's forward
+pass and loss through core's registry (:class:`core.symbol.trace.Tracer`): the model's
+Variables stand in as graph inputs, a Variable assigned during the call (BatchNormalization's
+moving statistics) becomes a graph update, and the graph is optimized and compiled
+into a :class:`core.symbol.cached_op.CachedOp`. Later steps run the compiled program:
+no Keras layer code, no ``convert_to_tensor``, no per-operator dispatch. The program is
+one node on the autograd tape, so the trainer takes gradients and applies the
+optimizer exactly as in an eager step; metrics are computed eagerly on the outputs.
+
+A model whose call cannot be captured in a graph (Python control flow on tensor
+values, values read with ``convert_to_numpy``, random draws seeded from a Variable's
+value) is detected while tracing: a warning names the reason once and the model's
+steps run eagerly from then on, with the same results.
+"""
+from __future__ import annotations
+
+import warnings
+
+from keras.src import tree
+
+from core import autograd as _autograd
+from core.ndarray import NDArray
+from core.symbol.cached_op import CachedOp
+from core.symbol.trace import Tracer
+
+from .core import convert_to_tensor
+
+_FAILED = object()
+
+
+class CompiledSteps:
+    """The compiled forward passes of one Keras model, by input signature and kind."""
+
+    def __init__(self, model):
+        self.model = model
+        self.cache: dict = {}
+        self.failed: str | None = None
+
+    def run(self, kind: str, x, y=None, sample_weight=None):
+        """``(y_pred, loss)`` for ``kind`` ``'train'``/``'test'`` (``loss`` None for
+        ``'predict'``), from the compiled graph; None when the step must run eagerly."""
+        if self.failed is not None:
+            return None
+        leaves = tree.flatten((x, y, sample_weight))
+        arrays = [None if v is None else convert_to_tensor(v) for v in leaves]
+        key = (kind, _structure_key((x, y, sample_weight)),
+               tuple(None if a is None else (a.shape, a.dtype) for a in arrays),
+               tuple(id(v) for v in self.model.variables))
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self._trace(kind, (x, y, sample_weight), arrays)
+            self.cache[key] = entry
+        if entry is _FAILED:
+            return None
+        op, n_pred, pred_struct, variables = entry
+        values = {f"input{i}": a for i, a in enumerate(arrays) if a is not None}
+        for name, v in variables:
+            values[name] = v.value
+        outs = op(values)
+        y_pred = tree.pack_sequence_as(pred_struct, outs[:n_pred])
+        loss = outs[n_pred] if kind != "predict" else None
+        return y_pred, loss
+
+    def _trace(self, kind, structure, arrays):
+        model = self.model
+        variables = [(f"v{i}:{v.path}", v) for i, v in enumerate(model.variables)]
+        originals = {name: v._value for name, v in variables}
+        training = kind == "train"
+        try:
+            with _autograd.pause(train_mode=training), Tracer() as t:
+                for name, v in variables:
+                    t.bind(v._value, name)
+                stand = [None if a is None else t.variable(f"input{i}", a.shape, a.dtype,
+                                                           a.context)
+                         for i, a in enumerate(arrays)]
+                x, y, sw = tree.pack_sequence_as(structure, stand)
+                if model._call_has_training_arg:
+                    y_pred = model(x, training=training)
+                else:
+                    y_pred = model(x)
+                outs = list(tree.flatten(y_pred))
+                if kind != "predict":
+                    loss = model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw,
+                                               training=training)
+                    outs.append(loss)
+                if not all(isinstance(o, NDArray) for o in outs):
+                    raise TypeError("the step's outputs are not all tensors")
+                replaced = {originals[name]: v._value for name, v in variables
+                            if v._value is not originals[name]}
+                graph = t.graph(outs, replaced)
+        except Exception as e:  # noqa: BLE001 - any failure: the eager step still works
+            self.failed = f"{type(e).__name__}: {e}"
+            warnings.warn(
+                f"kbackend: jit_compile: the {kind} step of model '{model.name}' could not "
+                f"be traced into a graph ({self.failed}); its steps run eagerly (same "
+                "results). Pass jit_compile=False to compile() to silence this.",
+                stacklevel=3)
+            return _FAILED
+        finally:
+            for name, v in variables:
+                v._value = originals[name]
+        ctx = next((a.context for a in arrays if a is not None), None)
+        n_pred = len(outs) - (0 if kind == "predict" else 1)
+        pred_struct = tree.map_structure(lambda _: 0, y_pred)
+        return CachedOp(graph, ctx), n_pred, pred_struct, variables
+
+
+def _structure_key(obj):
+    if isinstance(obj, dict):
+        return ("d", tuple((k, _structure_key(obj[k])) for k in sorted(obj)))
+    if isinstance(obj, (list, tuple)):
+        return ("l", tuple(_structure_key(o) for o in obj))
+    return None if obj is None else "a"
+
+
+def compiled_steps(model) -> CompiledSteps | None:
+    """The model's compiled steps when ``jit_compile`` is on (and not run eagerly)."""
+    if not getattr(model, "jit_compile", False) or getattr(model, "run_eagerly", False):
+        return None
+    steps = getattr(model, "_kbackend_compiled", None)
+    if steps is None:
+        steps = CompiledSteps(model)
+        model._kbackend_compiled = steps
+    return steps
