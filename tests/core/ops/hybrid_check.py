@@ -2,10 +2,24 @@
 
 Each sample of a row is traced with :class:`core.symbol.Tracer` (array arguments become
 graph variables with the sample's shapes and dtypes; Python scalars, ``None`` and other
-values stay as they are), compiled and run with :class:`core.symbol.CachedOp`, and
-compared with the eager call on the same arrays: the values bit for bit (the same
-kernels run), and, under ``autograd.record()``, the input gradients for a random head
-gradient. Random operators draw after the same ``core.random.seed`` in both runs.
+values stay as they are), compiled and run with :class:`core.symbol.CachedOp` (the
+optimizer passes and fusion included), and compared with the eager call on the same
+arrays. Kinds of cases:
+
+- ``forward``: the values, bit for bit (the same kernels run; NaNs compare equal), for
+  every dtype of the row, in the training mode the eager call ran in;
+- ``chain``: the same inside ``x * 2 * 0.5`` steps on the float inputs and outputs (exact),
+  so fusion and in-place execution run around the operator;
+- ``gradient`` / ``chain-gradient`` (rows with ``grad``, float64 samples): under
+  ``autograd.record()``, the input gradients for a random head gradient, bit for bit
+  (rows in ``CLOSE_GRADIENTS``: within the row's tolerance, with the reason);
+- ``second`` (second-order rows): gradients of gradients (:func:`check_second_order`).
+
+Random operators draw after the same ``core.random.seed`` in both runs. Rows with a
+``check`` of their own get hybrid samples (or a reason to skip) in :func:`_tables`;
+a sample whose tracing raises AbstractValueError (a value-dependent output shape) is
+skipped only when its row gives ``extra["hybrid_skip"]`` = reason; cases failing for a
+bug outside the tests are listed in ``_known_bugs`` and must fail (strict).
 """
 from __future__ import annotations
 
@@ -280,11 +294,15 @@ def row_cases(spec, check_rows):
         cases = []
         rng = np.random.default_rng(0)
         for dtype in spec.dtypes:
-            cases += [("forward", spec.call, dtype, s) for s in spec.samples(rng, dtype)]
+            for s in spec.samples(rng, dtype):
+                cases.append(("forward", spec.call, dtype, s))
+                if any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in s.args):
+                    cases.append(("chain", spec.call, dtype, s))
         if spec.grad:
             rng = np.random.default_rng(2)
-            cases += [("gradient", spec.call, "float64", s)
-                      for s in spec.samples(rng, "float64")]
+            for s in spec.samples(rng, "float64"):
+                cases += [("gradient", spec.call, "float64", s),
+                          ("chain-gradient", spec.call, "float64", s)]
         return cases, tolerances(np_dtype("float64"), spec.grad_rtol, spec.grad_atol)
     parts = _second_order_parts(spec)
     if parts is not None:
@@ -294,7 +312,7 @@ def row_cases(spec, check_rows):
     row = check_rows.get(spec.id)
     if row is None:
         raise AssertionError(f"{spec.id}: a row with a check has no hybrid samples or skip "
-                             "reason in tests/core/ops/hybrid_check.py CHECK_ROWS")
+                             "reason in tests/core/ops/hybrid_check.py _tables()")
     if isinstance(row, str):
         return row, None
     cases = []
@@ -308,11 +326,34 @@ def row_cases(spec, check_rows):
     return cases, (rtol, atol)
 
 
+def _scaled(x):
+    """``x * 2 * 0.5``: exact, but two elementwise steps the optimizer keeps (it simplifies
+    only ``x * 1``), so the row's operator sits inside a fusable, in-place chain."""
+    if isinstance(x, NDArray) and x.dtype.kind == "f":
+        return x * 2.0 * 0.5
+    return x
+
+
+def in_chain(call):
+    """``call`` with its float array inputs and outputs passed through :func:`_scaled`."""
+    def chained(*args, **kwargs):
+        out = call(*[_scaled(a) for a in args], **kwargs)
+        if isinstance(out, (tuple, list)):
+            return tuple(_scaled(o) for o in out)
+        return _scaled(out)
+
+    return chained
+
+
 def run_case(kind, call, sample, what, tol) -> None:
     """One case; ``tol`` = (rtol, atol) for gradients, or None for bitwise equality."""
     tol = tol or (None, 0.0)
     if kind == "forward":
         check_forward(call, sample.args, sample.kwargs, what)
+    elif kind == "chain":
+        check_forward(in_chain(call), sample.args, sample.kwargs, what)
+    elif kind == "chain-gradient":
+        check_gradients(in_chain(call), sample.args, sample.kwargs, sample.diff, what, *tol)
     elif kind == "gradient":
         check_gradients(call, sample.args, sample.kwargs, sample.diff, what, *tol)
     else:
@@ -337,7 +378,7 @@ def run_row(spec, check_rows: dict, known_bugs: dict, close_gradients: dict) -> 
     failures, untraceable, expected, passed_bug = [], [], [], []
     for kind, call, dtype, sample in cases:
         what = f"{spec.id} {kind} {dtype} {sample}"
-        close = kind == "second" or (kind == "gradient" and spec.id in close_gradients)
+        close = kind == "second" or ("gradient" in kind and spec.id in close_gradients)
         expect = bug is not None and bug.matches(kind, dtype, sample)
         try:
             run_case(kind, call, sample, what, tol if close else None)
@@ -364,7 +405,8 @@ def run_row(spec, check_rows: dict, known_bugs: dict, close_gradients: dict) -> 
 
 # ------------------------------------------------------------------ tables
 def _tables():
-    """(CHECK_ROWS, KNOWN_BUGS, CLOSE_GRADIENTS); built lazily (they import the specs)."""
+    """(check rows, known bugs, close gradients) for :func:`run_row`; built lazily (they
+    import the specs)."""
     from core import nd
     from core import np as knp
 
@@ -502,7 +544,7 @@ def _known_bugs() -> dict:
         "core/ops/gather.py take/pick VJP reads the index input's values (c.node.in_data[1]) "
         "into the _scatter_add key attribute; traced by core.symbol.autodiff the values are "
         "the placeholder's zeros, so hybridized gradients are silently wrong",
-        lambda kind, dtype, s: kind == "gradient")
+        lambda kind, dtype, s: "gradient" in kind)
     second = KnownBug(
         "core/symbol/cached_op.py _vjp_recorded: create_graph backward through a CachedOp "
         "needs every input recorded ('second-order gradients need every input recorded'); "
@@ -519,7 +561,7 @@ def _known_bugs() -> dict:
     copyto = KnownBug(
         "backward of a graph with a cross-context copy (as_in_context(cpu(1))) fails: "
         "'_vjp__copyto: all inputs must be on one context'", lambda kind, dtype, s:
-        kind == "gradient")
+        "gradient" in kind)
     bugs = {"_getitem": fusion, "_index_update": fusion, "_scatter_add": fusion,
             "_index_update:grad2": KnownBug(fusion.reason),
             "take": index_vjp, "take:np": index_vjp, "pick": index_vjp,
