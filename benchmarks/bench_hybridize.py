@@ -5,8 +5,8 @@ Three models take an SGD training step (forward, softmax cross-entropy, backward
 of ``bench_cnn`` (1x28x28, batch 64) and ResNet-18 v1 for 32x32 images (``thumbnail``,
 batch 32). Each runs imperatively and hybridized (``net.hybridize()`` and
 ``loss.hybridize()``) from the same weights; both are checked to give the same loss on
-the first two steps (so the gradients and the update agree too) before anything is
-timed. Reported per model:
+the first two steps and the same parameters (BatchNorm statistics included) after
+them, before anything is timed. Reported per model:
 
 - the median time per step over the timed steps (all variants timed interleaved, so a
   change in the machine's load hits them alike), and the ratio hybrid/imperative;
@@ -281,6 +281,13 @@ def bench_model(model: Model, quick: bool, steps: int, with_ablations: bool) -> 
     check_close(f"hybridize/{model.name}: loss of steps 1 and 2",
                 [(f"{n} vs imperative", losses[n], losses["imperative"])
                  for n in learners if n != "imperative"], rtol=model.tol, atol=model.tol)
+    want = [p.data() for p in imp.net.collect_params().values()]
+    for n, lr in learners.items():  # the updated weights and BatchNorm statistics too
+        if n != "imperative":
+            got = [p.data() for p in lr.net.collect_params().values()]
+            check_close(f"hybridize/{model.name}: parameters after 2 steps, {n}",
+                        [(f"parameter {i}", g, w) for i, (g, w) in enumerate(zip(got, want))],
+                        rtol=model.tol, atol=model.tol / 10)
     # A variant that compiled to the very programs of "all" (the pass it drops changed
     # nothing in this model) is not timed: it would only measure the machine's noise.
     same = [n for n in compiled if n != "all"
