@@ -32,7 +32,9 @@ float32 array, as plain ``nd`` calls and as a hybridized block, forward only and
 forward + backward under ``autograd.record()``, in microseconds per operator.
 
 Run alone: ``python -m benchmarks.bench_hybridize [--quick] [--threads N] [--json PATH]``
-(or through ``python -m benchmarks.run --only hybridize``). Targets (issue 6): hybridized
+(or through ``python -m benchmarks.run --only hybridize``, BLAS on one thread). ``--quick``
+takes about 30 s (ResNet-18 at batch 4, 3 timed steps); a full run several minutes,
+mostly ResNet-18 at batch 32 (``--no-ablations`` or ``--only`` shorten it). Targets (issue 6): hybridized
 time at most 0.8x imperative on the MLP and the CNN; hybridized peak memory at most
 0.6x imperative on ResNet-18.
 """
@@ -554,6 +556,7 @@ def main(argv=None) -> int:
         print(line)
     print(f"  ({time.perf_counter() - t0:.1f} s)")
     if args.json:
+        results["machine"] = machine_report()
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1, default=float)
     return 0
