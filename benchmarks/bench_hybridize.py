@@ -539,8 +539,9 @@ def main(argv=None) -> int:
     if args.threads < 1:
         p.error("--threads must be at least 1")
     with pin_threads(args.threads):
+        machine = machine_report()
         print("== machine (BLAS threads pinned)")
-        for line in machine_report():
+        for line in machine:
             print(f"  {line}")
         print(f"\n== {TITLE}")
         t0 = time.perf_counter()
@@ -556,7 +557,7 @@ def main(argv=None) -> int:
         print(line)
     print(f"  ({time.perf_counter() - t0:.1f} s)")
     if args.json:
-        results["machine"] = machine_report()
+        results["machine"] = machine
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1, default=float)
     return 0
