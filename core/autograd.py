@@ -337,8 +337,14 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
                   early=False):
     """Propagate gradients from ``heads``; returns {id(entry node, idx): grad}."""
     from . import ops  # noqa: F401 - make sure the registry is loaded
-    from .ndarray import NDArray
+    from .ndarray import AbstractValueError, NDArray
+    from .ops.registry import is_tracing
 
+    if is_tracing():
+        raise AbstractValueError(
+            "autograd.backward/grad was called while tracing a graph (a hybridized block "
+            "or a jit-compiled step): gradients inside the traced function cannot be "
+            "captured; take them outside it")
     if not isinstance(heads, (list, tuple)):
         heads = [heads]
     if head_grads is None:

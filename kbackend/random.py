@@ -26,9 +26,25 @@ def _rng(seed):
     return numpy.random.default_rng(seed.tolist())
 
 
+def _seeded(seed, dist, shape, dtype, a, b):
+    """A draw through core's ``_seeded_random`` operator: a pure function of Keras' seed
+    tensor, so a traced step (jit_compile) records it instead of reading the seed."""
+    from core.ops.registry import F
+
+    return F._seeded_random(convert_to_tensor(draw_seed(seed)), dist=dist,
+                            shape=tuple(int(d) for d in shape),
+                            dtype=standardize_dtype(dtype), a=a, b=b)
+
+
+def _numbers(*values) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Samples from a normal distribution (seeded by Keras' seed)."""
     dtype = dtype or floatx()
+    if _numbers(mean, stddev):
+        return _seeded(seed, "normal", shape, dtype, float(mean), float(stddev))
     out = _rng(seed).normal(size=shape, loc=mean, scale=stddev)
     return convert_to_tensor(out, dtype)
 
@@ -36,12 +52,16 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     """Samples from the uniform distribution on ``[minval, maxval)``."""
     dtype = dtype or floatx()
+    if _numbers(minval, maxval):
+        return _seeded(seed, "uniform", shape, dtype, float(minval), float(maxval))
     out = _rng(seed).uniform(size=shape, low=minval, high=maxval)
     return convert_to_tensor(out, dtype)
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):
     """Integers drawn uniformly from ``[minval, maxval)``."""
+    if _numbers(minval, maxval):
+        return _seeded(seed, "randint", shape, dtype, minval, maxval)
     out = _rng(seed).integers(low=minval, high=maxval, size=shape)
     return convert_to_tensor(out, dtype)
 
@@ -49,6 +69,8 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Normal samples redrawn beyond two standard deviations."""
     dtype = dtype or floatx()
+    if _numbers(mean, stddev):
+        return _seeded(seed, "truncated_normal", shape, dtype, float(mean), float(stddev))
     rng = _rng(seed)
     size = int(numpy.prod(shape))
     out = numpy.empty(0)
@@ -66,12 +88,16 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
         return inputs
     if rate == 1.0:
         return inputs * 0
-    keep_prob = 1.0 - rate
     if noise_shape is None:
         noise_shape = inputs.shape
     else:
         noise_shape = [n if n is not None else inputs.shape[i]
                        for i, n in enumerate(noise_shape)]
+    if _numbers(rate):
+        scale = _seeded(seed, "dropout_scale", inputs.shape, inputs.dtype, float(rate),
+                        tuple(int(n) for n in noise_shape))
+        return inputs * scale
+    keep_prob = 1.0 - rate
     mask = _rng(seed).uniform(size=noise_shape) < keep_prob
     scale = numpy.broadcast_to(mask, inputs.shape) / keep_prob
     return inputs * convert_to_tensor(scale, inputs.dtype)

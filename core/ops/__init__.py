@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - each import registers a family
     random,
     reduce,
     registry,
+    seeded,
     shape,
     sort,
 )

@@ -216,10 +216,20 @@ def _key(opname: str, attrs: dict) -> str | None:
     if opname == "cast":  # the step's output dtype carries the attribute
         return None if set(attrs) - {"dtype"} else "cast"
     op = REGISTRY.get(opname)
-    if op is None or any(attrs.get(k, v) != v for k, v in op.attrs.items()) or \
+    if op is None or any(_differs(attrs.get(k, v), v) for k, v in op.attrs.items()) or \
             set(attrs) - set(op.attrs):
         return None
     return opname
+
+
+def _differs(a, b) -> bool:
+    """Whether an attribute differs from its default (arrays and odd values: yes)."""
+    if a is b:
+        return False
+    try:
+        return bool(a != b)
+    except (TypeError, ValueError):  # an array-valued attribute (an index key)
+        return True
 
 
 def _weak(a):

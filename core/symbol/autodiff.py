@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import autograd as _ag
-from ..ndarray import NDArray
+from ..ndarray import AbstractValueError, NDArray
 from ..ops.registry import Aval, OpDef
 from .graph import TRAIN, Entry, Graph, Node, map_graph
 from .trace import Tracer
@@ -95,9 +95,7 @@ def gradients(graph: Graph, wrt: Sequence[Node], ctx) -> tuple[Graph, list[Node]
     wrt_ids = {v.id for v in wrt}
     needs: set[int] = set()
     for n in topo:
-        if n.id in wrt_ids:
-            needs.add(n.id)
-        elif n.op is not None and n.op.differentiable and any(
+        if n.id in wrt_ids or n.op is not None and n.op.differentiable and any(
                 isinstance(e, Entry) and e.node.id in needs for e in n.inputs):
             needs.add(n.id)
     grads: dict[tuple[int, int], list] = {}
@@ -163,7 +161,7 @@ def _node_vjp(t: Tracer, n: Node, gs, stand, needs, ctx):
     try:
         res = op.vjp(_TracedVjpContext(view, ins, outs), gs[0] if n.num_outputs == 1
                      else tuple(gs))
-    except Exception:  # noqa: BLE001 - the rule needs values: run it at execution time
+    except AbstractValueError:  # the rule needs values: run it at execution time
         return _opaque(t, n, ins, outs, gs, view)
     res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
     if len(res) != len(n.inputs):
@@ -172,16 +170,38 @@ def _node_vjp(t: Tracer, n: Node, gs, stand, needs, ctx):
     return res
 
 
+class _Unreadable:
+    """A forward value's raw data while tracing a VJP rule: any use raises."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # introspection (doctest, copy) is not a read
+            raise AttributeError(name)
+        raise AbstractValueError("a VJP rule read raw forward data while its gradient "
+                                 "graph was traced")
+
+    def __array__(self, *a, **k):
+        raise AbstractValueError("a VJP rule read raw forward data while its gradient "
+                                 "graph was traced")
+
+    def __getitem__(self, key):
+        raise AbstractValueError("a VJP rule indexed raw forward data while tracing")
+
+
+_UNREADABLE = _Unreadable()
+
+
 def _view(n: Node, ins, outs, needs, ctx) -> _NodeView:
     v = _NodeView()
     v.op = n.op
-    v.attrs = n.attrs
+    v.attrs = _vjp_attrs(n, ctx)
     v.parents = tuple(_NEEDED if isinstance(e, Entry) and e.node.id in needs else None
                       for e in n.inputs)
     v.in_meta = tuple((x.shape, x.dtype) if isinstance(x, NDArray) else None for x in ins)
     v.out_meta = tuple((o.shape, o.dtype) for o in outs)
-    v.in_data = tuple(x._data if isinstance(x, NDArray) else x for x in ins)
-    v.out_data = tuple(o._data for o in outs)
+    # The raw forward values are not known while tracing: a rule that reads them
+    # (instead of using ctx.inputs) must run at execution time (the opaque fallback).
+    v.in_data = tuple(_UNREADABLE if isinstance(x, NDArray) else x for x in ins)
+    v.out_data = tuple(_UNREADABLE for _ in outs)
     v.ctx = ctx
     v.checks = v.out_refs = ()
     v.freed = False
@@ -200,8 +220,17 @@ def _opaque(t: Tracer, n: Node, ins, outs, gs, view):
     return grads
 
 
+def _vjp_attrs(n: Node, ctx) -> dict:
+    """The attributes a VJP rule sees: as recorded, plus ``_from`` (the input context)
+    for operators that move data between contexts, as the dispatcher passes it."""
+    if n.op.place is None:
+        return n.attrs
+    src = next((e.node.ctx for e in n.inputs if isinstance(e, Entry)), None)
+    return dict(n.attrs, _from=src if src is not None else ctx)
+
+
 def _opaque_op(n: Node, view: _NodeView, need: list[int]) -> OpDef:
-    op, attrs = n.op, dict(n.attrs)
+    op, attrs = n.op, dict(view.attrs)
     n_arr = sum(1 for m in view.in_meta if m is not None)
     n_out = len(view.out_meta)
     in_meta, out_meta, parents = view.in_meta, view.out_meta, view.parents

@@ -109,7 +109,7 @@ class CachedOp:
         def vjp(c, g):
             gs = g if isinstance(g, tuple) else (g,)
             if c.create_graph:  # second order: recompute through the dispatcher
-                return cached._vjp_recorded(is_train, wrt, c.inputs, gs)
+                return cached._vjp_recorded(is_train, wrt, c.inputs, gs, values)
             if kept[0] is None:
                 raise RuntimeError("backward: the graph of this hybridized block was already "
                                    "freed by an earlier backward; pass retain_graph=True to "
@@ -140,13 +140,10 @@ class CachedOp:
         raw = [x._data for x in inputs]
         _ag.record_op(op, inputs, raw, {}, tuple(outs) if n_out > 1 else outs[0])
 
-    def _vjp_recorded(self, is_train, wrt, inputs: Sequence[NDArray], gs):
-        values = dict(zip(wrt, inputs))
+    def _vjp_recorded(self, is_train, wrt, inputs: Sequence[NDArray], gs, given):
+        values = dict(given)  # inputs without gradient (integer indices, ...) as given
+        values.update(zip(wrt, inputs))
         g = specialize(self.graph, is_train)
-        missing = [n for n in self.var_names if n not in values]
-        if missing:
-            raise RuntimeError(f"CachedOp: second-order gradients need every input "
-                               f"recorded; {missing} were not")
         with _ag.record(is_train):
             outs, _ = evaluate(g, values, self.ctx, is_train)
         return tuple(_ag.grad(outs, list(inputs), head_grads=list(gs), create_graph=True,

@@ -30,8 +30,20 @@ from .memory import INPLACE_UFUNCS, plan
 
 
 class _Step:
-    __slots__ = ("attrs", "fn", "in_avals", "inplace", "lits", "multi", "name", "op", "outs",
-                 "out_avals", "slots", "ufunc")
+    __slots__ = (
+        "attrs",
+        "fn",
+        "in_avals",
+        "inplace",
+        "lits",
+        "multi",
+        "name",
+        "op",
+        "out_avals",
+        "outs",
+        "slots",
+        "ufunc",
+    )
 
 
 def infer_avals(graph: Graph, var_avals: Mapping[str, Aval], is_train: bool = False) -> Graph:
@@ -209,7 +221,7 @@ class Program:
                         out = st.fn(xp, *raw, **st.attrs)
                 except Exception as e:
                     raise _step_error(st, raw, e) from e
-                if st.multi:
+                if st.multi or type(out) is tuple or type(out) is list:
                     for s, o in zip(st.outs, out):
                         env[s] = o if type(o) is nd_type else xp.asarray(o)
                 else:
@@ -219,8 +231,9 @@ class Program:
                 if sinks:
                     for s in st.outs:
                         hit = sinks.get(s)
-                        if hit is not None and all([f(env[s]) for f in hit]) \
-                                and self.last_read.get(s, -1) <= i:
+                        # every sink must see the value: no short-circuit
+                        taken = [f(env[s]) for f in hit] if hit is not None else [False]
+                        if all(taken) and self.last_read.get(s, -1) <= i:
                             env[s] = None
         finally:
             if guard is not None:

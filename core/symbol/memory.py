@@ -94,7 +94,6 @@ def plan(steps, n_fwd: int, keep: set[int], pinned: set[int], slot_bytes: dict[i
     for i, st in enumerate(steps):
         ip = None
         if enable_inplace and st.op.name in INPLACE_UFUNCS and len(st.outs) == 1:
-            out = st.outs[0]
             for pos, s in enumerate(st.slots):
                 if (s >= 0 and last.get(s) == i and s not in keep and s not in pinned
                         and st.slots.count(s) == 1

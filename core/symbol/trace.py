@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import Self
 
 import numpy
 
@@ -55,7 +56,7 @@ class Tracer:
         self._final: list | None = None
 
     # ------------------------------------------------------------------ scope
-    def __enter__(self) -> Tracer:
+    def __enter__(self) -> Self:
         self._prev = _reg._enter_tracer(self)
         self._active = True
         return self

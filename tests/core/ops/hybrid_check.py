@@ -373,7 +373,7 @@ def run_row(spec, check_rows: dict, known_bugs: dict, close_gradients: dict) -> 
     cases, tol = row_cases(spec, check_rows)
     if isinstance(cases, str):
         pytest.skip(cases)
-    skip_reason = spec.extra.get("hybrid_skip")
+    skip_reason = spec.extra.get("hybrid_skip") or UNTRACEABLE.get(spec.id)
     bug = known_bugs.get(spec.id)
     failures, untraceable, expected, passed_bug = [], [], [], []
     for kind, call, dtype, sample in cases:
@@ -533,43 +533,19 @@ _RSQRT = ("eager nd.BatchNorm(output_mean_var=True) in training returns rsqrt(va
 CLOSE_GRADIENTS = {"BatchNorm_train_stats": _RSQRT, "_norm_grad_fused_vs_graph": _RSQRT}
 
 
+# Rows whose call takes gradients itself (second-order checks): autograd inside a
+# traced function cannot be captured, and tracing says so (AbstractValueError).
+_INNER_GRAD = ("the row's call runs autograd.grad inside the traced function; gradients "
+               "inside a trace cannot be captured (core.autograd raises AbstractValueError)")
+UNTRACEABLE = {name: _INNER_GRAD for name in (
+    "Convolution_grad2_data", "Deconvolution_grad2_data", "Convolution_grad2_weight",
+    "Deconvolution_grad2_weight", "matmul_grad2", "dot_grad2", "einsum_grad2",
+    "linalg_inv_grad2", "linalg_det_grad2", "linalg_norm_grad2")}
+
+
 def _known_bugs() -> dict:
-    """Bugs outside the tests (see /tmp/notes/requests.md, "op table hybrid check")."""
-    fusion = KnownBug(
-        "core/ops/fused.py _key: `attrs.get(k, v) != v` on an ndarray attribute (an index "
-        "array key of _getitem/_index_update/_scatter_add) raises ValueError in the fusion "
-        "pass, so compile_graph fails", lambda kind, dtype, s: isinstance(s.kwargs.get("key"),
-                                                                          np.ndarray))
-    index_vjp = KnownBug(
-        "core/ops/gather.py take/pick VJP reads the index input's values (c.node.in_data[1]) "
-        "into the _scatter_add key attribute; traced by core.symbol.autodiff the values are "
-        "the placeholder's zeros, so hybridized gradients are silently wrong",
-        lambda kind, dtype, s: "gradient" in kind)
-    second = KnownBug(
-        "core/symbol/cached_op.py _vjp_recorded: create_graph backward through a CachedOp "
-        "needs every input recorded ('second-order gradients need every input recorded'); "
-        "an integer index input cannot be")
-    inner = KnownBug(
-        "autograd.record()/grad() inside a trace: the tracer records no tape, so the row's "
-        "call fails with 'backward: this array is not part of a recorded graph' instead of a "
-        "clear AbstractValueError (or tracing the gradient)")
-    split1 = KnownBug(
-        "core/symbol/executor.py Program._step: st.multi = n.num_outputs > 1, so a node with "
-        "one output whose forward returns a 1-tuple (split num_outputs=1) stores the tuple "
-        "and xp.asarray makes it shape (1, ...)", lambda kind, dtype, s:
-        s.kwargs.get("num_outputs") == 1)
-    copyto = KnownBug(
-        "backward of a graph with a cross-context copy (as_in_context(cpu(1))) fails: "
-        "'_vjp__copyto: all inputs must be on one context'", lambda kind, dtype, s:
-        "gradient" in kind)
-    bugs = {"_getitem": fusion, "_index_update": fusion, "_scatter_add": fusion,
-            "_index_update:grad2": KnownBug(fusion.reason),
-            "take": index_vjp, "take:np": index_vjp, "pick": index_vjp,
-            "take:grad2": second, "pick:grad2": second, "gather_nd:grad2": second,
-            "scatter_nd:grad2": second, "split": split1, "_copyto": copyto}
-    for name in ("Convolution_grad2_data", "Deconvolution_grad2_data",
-                 "Convolution_grad2_weight", "Deconvolution_grad2_weight", "matmul_grad2",
-                 "dot_grad2", "einsum_grad2", "linalg_inv_grad2", "linalg_det_grad2",
-                 "linalg_norm_grad2"):
-        bugs[name] = inner
-    return bugs
+    """Bugs outside the tests, by row id: ``KnownBug(reason, matches)`` (each must fail,
+    strictly). None at present: the six the first run found are fixed (index VJPs that
+    read placeholder values, the fusion key on array attributes, one-output tuples,
+    cross-context VJPs, second-order through integer inputs, autograd inside traces)."""
+    return {}
