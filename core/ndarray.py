@@ -42,9 +42,12 @@ def _traced(a, b) -> bool:
     if type(a._data) is not Placeholder and not (isinstance(b, NDArray)
                                                  and type(b._data) is Placeholder):
         return False
-    from .ops.registry import is_tracing
+    from .ops.registry import is_tracing, note_traced_write
 
-    return is_tracing()
+    if not is_tracing():
+        return False
+    note_traced_write(a)
+    return True
 
 
 class NDArray:

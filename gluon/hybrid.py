@@ -133,13 +133,13 @@ def _trace(block, struct, arrays, kwargs, ctx) -> _Cached:
         try:
             with ctx:
                 out = block.forward(*args, **kwargs)
+            outs: list[NDArray] = []
+            out_struct = _flatten(out, outs)
+            graph = t.graph(outs)
         except HybridizationError:
             raise
         except AbstractValueError as e:
             raise _error(block, e) from e
-        outs: list[NDArray] = []
-        out_struct = _flatten(out, outs)
-        graph = t.graph(outs)
     used = {v.name for v in graph.variables()} | {v.name for v in graph.updates}
     params = {n: p for n, p in params.items() if n in used}
     return _Cached(CachedOp(graph, ctx), in_names, params, out_struct)
@@ -175,8 +175,8 @@ def symbolic_call(block, args):
     """``block(sym.var("data", shape=...))``: trace ``block`` on the variables' shapes and
     return the Symbol of its outputs (parameters become variables named as they are)."""
     from core import nd
-    from core.symbol.symbol import Symbol
     from core.symbol.json_io import parse_value
+    from core.symbol.symbol import Symbol
 
     arrays = []
     specs = []

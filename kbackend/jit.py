@@ -48,7 +48,8 @@ class CompiledSteps:
         arrays = [None if v is None else convert_to_tensor(v) for v in leaves]
         key = (kind, _structure_key((x, y, sample_weight)),
                tuple(None if a is None else (a.shape, a.dtype) for a in arrays),
-               tuple(id(v) for v in self.model.variables))
+               tuple(id(v) for v in self.model.variables),
+               len(self.model.metrics_variables))
         entry = self.cache.get(key)
         if entry is None:
             entry = self._trace(kind, (x, y, sample_weight), arrays)
@@ -66,7 +67,13 @@ class CompiledSteps:
 
     def _trace(self, kind, structure, arrays):
         model = self.model
-        variables = [(f"v{i}:{v.path}", v) for i, v in enumerate(model.variables)]
+        # The metrics' Variables too: Keras' compiled loss updates per-output loss
+        # metrics inside the call.
+        seen, variables = set(), []
+        for v in list(model.variables) + list(model.metrics_variables):
+            if id(v) not in seen:
+                seen.add(id(v))
+                variables.append((f"v{len(variables)}:{v.path}", v))
         originals = {name: v._value for name, v in variables}
         training = kind == "train"
         try:

@@ -248,6 +248,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
             out = tracer.record(op, inputs, attrs, ctx)
             if out is not None:
                 return out
+            return _concrete_in_trace(tracer, op, inputs, attrs, ctx)
         if getattr(_abstract_tls, "on", False):
             out = _invoke_abstract(op, inputs, attrs, ctx)
             if out is not None:
@@ -365,6 +366,25 @@ def _exit_tracer(prev) -> None:
     _abstract_tls.tracer = prev
     with _abstract_lock:
         _abstract_depth -= 1
+
+
+def _concrete_in_trace(tracer, op, inputs, attrs, ctx):
+    """A call on concrete arrays inside a trace: run it, and tell the tracer its outputs
+    were made during the trace (writing traced values into them is then legitimate)."""
+    _abstract_tls.tracer = None
+    try:
+        out = invoke(op, inputs, attrs, ctx)
+    finally:
+        _abstract_tls.tracer = tracer
+    tracer.made_here(out if type(out) is tuple else (out,))
+    return out
+
+
+def note_traced_write(array) -> None:
+    """Called before an in-place write of a traced value rebinds ``array``."""
+    tracer = getattr(_abstract_tls, "tracer", None)
+    if tracer is not None:
+        tracer.note_write(array)
 
 
 def is_tracing() -> bool:

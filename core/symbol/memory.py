@@ -49,6 +49,7 @@ FRESH_OPS = frozenset(INPLACE_UFUNCS) | {
     "Pooling", "softmax", "log_softmax", "sigmoid", "BatchNorm", "_batch_norm_train",
     "_batch_norm_infer", "_fused_elemwise", "_conv_grad_data", "_conv_grad_weight",
     "_unreduce", "greater", "less", "equal", "Activation", "_layer_norm",
+    "_pooling_max_route", "_pooling_spread", "_norm_grad",
 }
 
 

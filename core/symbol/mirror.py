@@ -26,6 +26,9 @@ MIRROR_OPS = frozenset({
     "_fused_elemwise", "BatchNorm", "_batch_norm_train", "_batch_norm_infer", "clip",
 })
 MAX_CHAIN = 6  # the most nodes one mirrored value may recompute
+# Values smaller than this are kept: recomputing them saves too little memory to pay
+# for the extra kernel calls.
+MIN_BYTES = 64 * 1024
 
 
 def enabled() -> bool:
@@ -77,6 +80,9 @@ def run(graph: Graph, n_forward_outputs: int) -> Graph:
     order = {n.id: i for i, n in enumerate(topo)}
     for key in sorted(saved, key=lambda k: (order[k[0]], k[1])):
         e = saved[key]
+        if _size(e) < MIN_BYTES:
+            keep.add(key)
+            continue
         chain = _closure(e, fwd, saved, keep, plans)
         if chain is None:
             keep.add(key)

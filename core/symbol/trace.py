@@ -54,6 +54,9 @@ class Tracer:
         self._prev = None
         self._active = False
         self._final: list | None = None
+        self._made: set[int] = set()       # ids of concrete data made during the trace
+        self._keep_made: list = []
+        self._external: list = []          # (array, data): concrete arrays written to
 
     # ------------------------------------------------------------------ scope
     def __enter__(self) -> Self:
@@ -66,6 +69,8 @@ class Tracer:
         _reg._exit_tracer(self._prev)
         self._final = [array._data for array, _d, _n, _p in self._bound]
         self.restore()
+        for array, data in self._external:
+            array._data = data
 
     # ------------------------------------------------------------------ inputs
     def _name(self, base: str) -> str:
@@ -114,6 +119,20 @@ class Tracer:
         """Give bound arrays their data back (idempotent)."""
         for array, data, _node, _ph in self._bound:
             array._data = data
+
+    def made_here(self, arrays) -> None:
+        """Note arrays computed concretely during the trace (they belong to it)."""
+        for a in arrays:
+            if isinstance(a, NDArray):
+                self._made.add(id(a._data))
+                self._keep_made.append(a._data)
+
+    def note_write(self, array: NDArray) -> None:
+        """An in-place write of a traced value is about to rebind ``array``."""
+        data = array._data
+        if type(data) is Placeholder or id(data) in self._made:
+            return
+        self._external.append((array, data))
 
     # ------------------------------------------------------------------ queries
     def is_traced(self, x) -> bool:
@@ -208,6 +227,13 @@ class Tracer:
         trace (an owner that rebinds instead of writing in place): those become
         updates too.
         """
+        if self._external:
+            array = self._external[0][0]
+            raise AbstractValueError(
+                f"tracing: a traced value was written into an array that is not an input "
+                f"of the graph (shape {tuple(array.shape)}, {array.dtype}); the graph "
+                "could not update it. Make it a graph input (Tracer.bind), or compute a "
+                "new array instead of writing into it")
         heads = [self.entry_of(o) for o in outputs]
         updates = {}
         for array, new in (replaced or {}).items():
