@@ -116,6 +116,7 @@ class CachedOp:
                                    "the first backward to go through it twice")
             if c.retain_graph:
                 run_env = list(kept[0])
+                run_env[-1] = {}  # its own pool of dead buffers
             else:  # run on the slots themselves so each is released after its last use
                 run_env, kept[0] = kept[0], None
             for s, gr in zip(head_slots, gs):

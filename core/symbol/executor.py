@@ -40,6 +40,7 @@ class _Step:
         "name",
         "op",
         "out_avals",
+        "reuse",
         "outs",
         "slots",
         "ufunc",
@@ -148,10 +149,12 @@ class Program:
                              for v, e in graph.updates.items()}
         keep = set(self.out_slots) | set(self.update_slots.values())
         pinned = set(self.var_slots.values()) | {s for s, _ in self.consts}
+        avals = {s: a for st in self.steps for s, a in zip(st.outs, st.out_avals)}
         self.plan = plan(self.steps, self.n_fwd, keep, pinned, nbytes, producer, consumers,
-                         enable_inplace=inplace)
-        for st, ip in zip(self.steps, self.plan.inplace):
+                         enable_inplace=inplace, slot_avals=avals)
+        for st, ip, r in zip(self.steps, self.plan.inplace, self.plan.reuse):
             st.inplace = ip
+            st.reuse = r
         self.last_read = self.plan.last
         # Outputs handed to callers must not alias an input, a constant or another output
         # (the passes may turn ``x * 1`` into ``x``): those are copied.
@@ -190,7 +193,8 @@ class Program:
         return st
 
     def new_env(self) -> list:
-        env = [None] * self.n_slots
+        """The slots of one run (the last element holds buffers kept for reuse)."""
+        env = [None] * self.n_slots + [{}]
         for s, raw in self.consts:
             env[s] = raw
         return env
@@ -205,6 +209,8 @@ class Program:
         xp = self.xp
         nd_type = xp.ndarray
         frees = self.plan.frees
+        pooled = self.plan.pooled
+        pool = env[-1]
         guard = self.ctx.device_guard() if self.ctx.device_type != "cpu" else None
         if guard is not None:
             guard.__enter__()
@@ -217,6 +223,8 @@ class Program:
                     if ip is not None and _owns(raw[ip]):
                         name, extra = st.ufunc
                         out = getattr(xp, name)(*raw, *extra, out=raw[ip])
+                    elif st.reuse is not None:
+                        out = _into(xp, st, raw, pool.pop(st.reuse, None))
                     else:
                         out = st.fn(xp, *raw, **st.attrs)
                 except Exception as e:
@@ -227,6 +235,8 @@ class Program:
                 else:
                     env[st.outs[0]] = out if type(out) is nd_type else xp.asarray(out)
                 for s in frees[i]:
+                    if s in pooled:
+                        pool[s] = env[s]
                     env[s] = None
                 if sinks:
                     for s in st.outs:
@@ -285,6 +295,23 @@ def _backward_order(nodes: list, graph: Graph, n_fwd: int | None) -> list:
                     stack.append((e.node, False))
     order.extend(st for n, st in nodes if n.id not in done)
     return order
+
+
+def _into(xp, st: _Step, raw, buf):
+    """Run ``st`` writing into the dead buffer ``buf`` when that gives exactly the
+    operator's own result (C-contiguous operands, so the same layout); else normally."""
+    if buf is None or not (_owns(buf) and buf.flags.c_contiguous) or not all(
+            r.flags.c_contiguous for r in raw if isinstance(r, xp.ndarray)):
+        return st.fn(xp, *raw, **st.attrs)
+    if st.ufunc is not None:
+        name, extra = st.ufunc
+        return getattr(xp, name)(*raw, *extra, out=buf)
+    lhs, rhs = raw  # dot
+    if lhs.ndim != 2 or rhs.ndim != 2 or lhs.dtype != buf.dtype or rhs.dtype != buf.dtype:
+        return st.fn(xp, *raw, **st.attrs)
+    a = st.attrs
+    return xp.dot(lhs.T if a.get("transpose_a") else lhs,
+                  rhs.T if a.get("transpose_b") else rhs, out=buf)
 
 
 def _owns(a) -> bool:

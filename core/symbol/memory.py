@@ -42,6 +42,10 @@ INPLACE_UFUNCS: dict[str, tuple[str, tuple]] = {
     "relu": ("maximum", (0,)),
 }
 
+# Operators that can write their result into a given buffer (``out=``) with the same
+# values as their own forward: the ufunc operators, and 2-D ``dot``.
+OUT_OPS = frozenset(INPLACE_UFUNCS) | {"dot"}
+
 # Operators whose outputs are always freshly allocated (never views of an input), so
 # their buffers may be overwritten once dead.
 FRESH_OPS = frozenset(INPLACE_UFUNCS) | {
@@ -58,6 +62,9 @@ class Plan:
     """The memory plan of one program (see the module doc)."""
 
     frees: list[list[int]] = field(default_factory=list)   # per step: slots to release
+    reuse: list[int | None] = field(default_factory=list)  # per step: dead slot's buffer
+    pooled: set[int] = field(default_factory=set)          # slots kept for a reuse
+    reuse_count: int = 0
     inplace: list[int | None] = field(default_factory=list)  # per step: input position
     saved: list[int] = field(default_factory=list)         # forward slots backward reads
     last: dict[int, int] = field(default_factory=dict)     # slot -> last step reading it
@@ -67,8 +74,16 @@ class Plan:
 
 def plan(steps, n_fwd: int, keep: set[int], pinned: set[int], slot_bytes: dict[int, int],
          slot_producer: dict[int, str], consumers_of: dict[int, list[str]],
-         enable_inplace: bool = True) -> Plan:
-    """Plan releases and in-place writes for ``steps``.
+         enable_inplace: bool = True, slot_avals: dict | None = None) -> Plan:
+    """Plan releases, in-place writes and buffer reuse for ``steps``.
+
+    A step that can write into a given buffer (:data:`OUT_OPS`) and does not run in
+    place takes the buffer of a value that died earlier with the same shape and dtype
+    (buffer reuse across non-overlapping lifetimes), when one is free.
+
+    The backward phase never writes into a value the forward phase produced: a
+    backward run with ``retain_graph`` works on a copy of the slots, and the forward
+    values must stay intact for the next run.
 
     Args:
         steps: the executor's steps (``.slots``: input slots, -1 for literals; ``.outs``:
@@ -92,18 +107,37 @@ def plan(steps, n_fwd: int, keep: set[int], pinned: set[int], slot_bytes: dict[i
     p.saved = sorted(s for s, i in last.items() if i >= n_fwd and s in produced_fwd)
     live = 0
     born: dict[int, int] = {}
+    free_pool: dict = {}  # aval -> dead poolable slots
+    slot_avals = slot_avals or {}
+
+    def writable(s, i):
+        return (s not in keep and s not in pinned
+                and slot_producer.get(s) in FRESH_OPS
+                and all(c in FRESH_OPS for c in consumers_of.get(s, ()))
+                and not (i >= n_fwd and s in produced_fwd))
+
     for i, st in enumerate(steps):
         ip = None
         if enable_inplace and st.op.name in INPLACE_UFUNCS and len(st.outs) == 1:
             for pos, s in enumerate(st.slots):
-                if (s >= 0 and last.get(s) == i and s not in keep and s not in pinned
-                        and st.slots.count(s) == 1
-                        and slot_producer.get(s) in FRESH_OPS
-                        and all(c in FRESH_OPS for c in consumers_of.get(s, ()))
-                        and st.out_avals[0] == st.in_avals[pos]):
+                if (s >= 0 and last.get(s) == i and st.slots.count(s) == 1
+                        and writable(s, i) and st.out_avals[0] == st.in_avals[pos]):
                     ip = pos
                     break
         p.inplace.append(ip)
+        reuse = None
+        if enable_inplace and ip is None and st.op.name in OUT_OPS and len(st.outs) == 1:
+            a = st.out_avals[0]
+            cands = free_pool.get((a.shape, a.dtype))
+            while cands:
+                s = cands.pop()
+                if not (i >= n_fwd and s in produced_fwd):
+                    reuse = s
+                    break
+        p.reuse.append(reuse)
+        if reuse is not None:
+            p.pooled.add(reuse)
+            p.reuse_count += 1
         if ip is None:
             for s in st.outs:
                 live += slot_bytes.get(s, 0)
@@ -120,4 +154,9 @@ def plan(steps, n_fwd: int, keep: set[int], pinned: set[int], slot_bytes: dict[i
         for s in dead:
             if born.pop(s, None) is not None:
                 live -= slot_bytes.get(s, 0)
+            # (an input written in place lives on as this step's output: not free)
+            if enable_inplace and s in slot_avals and writable(s, i) and not (
+                    ip is not None and s == st.slots[ip]):
+                a = slot_avals[s]
+                free_pool.setdefault((a.shape, a.dtype), []).append(s)
     return p
