@@ -667,6 +667,13 @@ def _trace_function(fn: Function, inputs):
         return out if multi else out[0]
 
     def vjp(c, g):
+        from .ndarray import AbstractValueError
+        from .ops.registry import is_tracing
+
+        if is_tracing():
+            # fn.backward reads what fn.forward saved, which exists only once the
+            # forward has run: the gradient graph runs it at execution time.
+            raise AbstractValueError(f"{type(fn).__name__}.backward runs at execution time")
         gs = g if isinstance(g, tuple) else (g,)
         with pause(training):
             res = fn.backward(*gs)

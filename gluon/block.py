@@ -41,7 +41,6 @@ from core.ndarray import NDArray
 from core.ops.registry import is_tracing
 
 from . import hybrid
-
 from .naming import NameManager, _BlockScope
 from .parameter import Parameter, ParameterDict
 from .summary import print_summary

@@ -251,11 +251,13 @@ def compute_output_spec(fn, *args, **kwargs):
     """
     none_in_shape = any(isinstance(x, KerasTensor) and None in x.shape
                         for x in tree.flatten((args, kwargs)))
-    with StatelessScope(), SymbolicScope(), _autograd.pause(), numpy.errstate(all="ignore"):
+    # Each attempt has its own StatelessScope: variable assignments recorded by a failed
+    # abstract run (placeholders) must not be read back by the concrete run.
+    with SymbolicScope(), _autograd.pause(), numpy.errstate(all="ignore"):
         outputs = None
         if _ABSTRACT_SPEC:
             try:
-                with _registry.abstract_eval():
+                with StatelessScope(), _registry.abstract_eval():
                     outputs = _spec_run(fn, args, kwargs, none_in_shape, "abstract")
             except Exception as e:  # noqa: BLE001 - any failure: run concretely instead
                 if _SPEC_DEBUG:
@@ -266,7 +268,8 @@ def compute_output_spec(fn, *args, **kwargs):
                           file=sys.stderr)
                 outputs = None
         if outputs is None:
-            outputs = _spec_run(fn, args, kwargs, none_in_shape, "zeros")
+            with StatelessScope():
+                outputs = _spec_run(fn, args, kwargs, none_in_shape, "zeros")
     return outputs
 
 

@@ -1,8 +1,8 @@
 """``jit_compile``: Keras training, test and predict steps run as compiled graphs.
 
 With ``model.compile(jit_compile=True)`` (Keras' ``"auto"`` resolves to True for
-kbackend), the first step for a given input signature traces the model's forward
-pass and loss through core's registry (:class:`core.symbol.trace.Tracer`): the model's
+kbackend), the first step for a given input signature runs eagerly (building what
+Keras creates lazily), and the second traces the model's forward pass and loss through core's registry (:class:`core.symbol.trace.Tracer`): the model's
 Variables stand in as graph inputs, a Variable assigned during the call (BatchNormalization's
 moving statistics) becomes a graph update, and the graph is optimized and compiled
 into a :class:`core.symbol.cached_op.CachedOp`. Later steps run the compiled program:
@@ -29,6 +29,7 @@ from core.symbol.trace import Tracer
 from .core import convert_to_tensor
 
 _FAILED = object()
+_WARMED = object()
 
 
 class CompiledSteps:
@@ -52,6 +53,12 @@ class CompiledSteps:
                len(self.model.metrics_variables))
         entry = self.cache.get(key)
         if entry is None:
+            # The first step of a signature runs eagerly: it builds whatever Keras
+            # creates lazily (metrics' and losses' Variables), so the trace only reads
+            # and updates state that exists.
+            self.cache[key] = _WARMED
+            return None
+        if entry is _WARMED:
             entry = self._trace(kind, (x, y, sample_weight), arrays)
             self.cache[key] = entry
         if entry is _FAILED:
@@ -97,6 +104,9 @@ class CompiledSteps:
                     raise TypeError("the step's outputs are not all tensors")
                 replaced = {originals[name]: v._value for name, v in variables
                             if v._value is not originals[name]}
+                now = list(model.variables) + list(model.metrics_variables)
+                if len(now) != len({id(v) for _, v in variables} | {id(v) for v in now}):
+                    raise RuntimeError("the step created new Variables while traced")
                 graph = t.graph(outs, replaced)
         except Exception as e:  # noqa: BLE001 - any failure: the eager step still works
             self.failed = f"{type(e).__name__}: {e}"

@@ -40,8 +40,8 @@ class _Step:
         "name",
         "op",
         "out_avals",
-        "reuse",
         "outs",
+        "reuse",
         "slots",
         "ufunc",
     )

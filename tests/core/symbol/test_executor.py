@@ -163,5 +163,5 @@ def test_parameter_gradients_are_delivered_early_and_exactly():
     with autograd.record():
         (loss,) = op(arrays)
     loss.backward()
-    for k in arrays:
-        np.testing.assert_array_equal(arrays[k].grad.asnumpy(), ref[k])
+    for k, a in arrays.items():
+        np.testing.assert_array_equal(a.grad.asnumpy(), ref[k])
