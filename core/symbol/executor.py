@@ -25,7 +25,7 @@ from ..ndarray import NDArray
 from ..ops.registry import Aval, describe
 from . import mirror
 from .autodiff import gradients, specialize
-from .graph import TRAIN, Entry, Graph, Node, map_graph
+from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
 from .memory import INPLACE_UFUNCS, plan
 
 
@@ -253,15 +253,7 @@ class Program:
 def _forward_needed(graph: Graph, n_out: int | None) -> set[int]:
     """Ids of the nodes the first ``n_out`` outputs and the updates depend on."""
     heads = graph.outputs[:n_out] if n_out is not None else graph.outputs
-    seen: set[int] = set()
-    stack = [e.node for e in heads] + [e.node for e in graph.updates.values()]
-    while stack:
-        n = stack.pop()
-        if n.id in seen:
-            continue
-        seen.add(n.id)
-        stack.extend(e.node for e in n.inputs if isinstance(e, Entry))
-    return seen
+    return reachable([e.node for e in heads] + [e.node for e in graph.updates.values()])
 
 
 def _backward_order(nodes: list, graph: Graph, n_fwd: int | None) -> list:

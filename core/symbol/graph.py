@@ -219,6 +219,19 @@ def map_graph(graph: Graph, rebuild) -> Graph:
     return Graph(outputs, updates)
 
 
+def reachable(nodes) -> set[int]:
+    """Ids of ``nodes`` and of every node they depend on."""
+    seen: set[int] = set()
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        stack.extend(e.node for e in n.inputs if isinstance(e, Entry))
+    return seen
+
+
 def resolve_attrs(attrs: dict, is_train: bool) -> dict:
     """``attrs`` with every :data:`TRAIN` replaced by ``is_train``."""
     if not any(v is TRAIN for v in attrs.values()):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from .graph import Entry, Graph, Node, is_random
+from .graph import Entry, Graph, Node, is_random, reachable
 
 # Operators cheap enough to run twice (elementwise work, or BatchNorm's two passes).
 MIRROR_OPS = frozenset({
@@ -59,15 +59,8 @@ def run(graph: Graph, n_forward_outputs: int) -> Graph:
         says how many values were mirrored and how many bytes they held.
     """
     topo = graph.topo()
-    fwd: set[int] = set()
-    stack = [e.node for e in graph.outputs[:n_forward_outputs]]
-    stack += [e.node for e in graph.updates.values()] + list(graph.updates)
-    while stack:
-        n = stack.pop()
-        if n.id in fwd:
-            continue
-        fwd.add(n.id)
-        stack.extend(e.node for e in n.inputs if isinstance(e, Entry))
+    fwd = reachable([e.node for e in graph.outputs[:n_forward_outputs]]
+                    + [e.node for e in graph.updates.values()] + list(graph.updates))
     saved: dict[tuple[int, int], Entry] = {}
     for n in topo:
         if n.id in fwd:

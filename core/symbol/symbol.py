@@ -31,7 +31,7 @@ import numpy
 
 from ..ndarray import NDArray
 from ..ops.registry import REGISTRY, OpDef
-from .graph import TRAIN, Entry, Graph, Node, map_graph
+from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
 from .shape_infer import infer_graph
 
 
@@ -79,15 +79,7 @@ def entry_name(e: Entry) -> str:
 
 # --------------------------------------------------------------------------- Symbol
 def _reachable(outputs) -> set[int]:
-    seen: set[int] = set()
-    stack = [e.node for e in outputs]
-    while stack:
-        n = stack.pop()
-        if n.id in seen:
-            continue
-        seen.add(n.id)
-        stack.extend(e.node for e in n.inputs if isinstance(e, Entry))
-    return seen
+    return reachable(e.node for e in outputs)
 
 
 def _keep_updates(outputs, updates) -> dict:
