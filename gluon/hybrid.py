@@ -214,7 +214,9 @@ def symbolic_call(block, args):
             arrays.append(t.variable(name, shape, _np_dtype(dtype), ctx))
         try:
             with ctx:
-                out = block.forward(*arrays)
+                out = block(*arrays)  # its own __call__ (an RNN layer adds its states)
+        except HybridizationError:
+            raise
         except AbstractValueError as e:
             raise _error(block, e) from e
         outs: list[NDArray] = []

@@ -220,6 +220,10 @@ class _RNNLayer(HybridBlock):
             when ``states`` is None, else ``(output, new_states)`` with the list of
             final states.
         """
+        if type(inputs).__name__ == "Symbol" and states is None:
+            from ..hybrid import symbolic_call
+
+            return symbolic_call(self, (inputs,))
         skip = self.skip_states = states is None
         if states is None:
             if not isinstance(inputs, NDArray):
