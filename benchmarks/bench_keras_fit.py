@@ -2,7 +2,9 @@
 
 The same Keras model (same seed, same synthetic data: 60,000 samples, batch 128,
 Adam, sparse categorical cross-entropy, accuracy metric, ``verbose=0``) is trained
-under each backend in its own subprocess (``KERAS_BACKEND`` is read once, at import).
+under each backend in its own subprocess (``KERAS_BACKEND`` is read once, at import);
+``kbackend`` runs with Keras' default ``jit_compile="auto"`` (compiled graphs), and
+``kbackend-eager`` with ``jit_compile=False`` (eager steps).
 Each subprocess runs one warm-up epoch (jax compiles its step there, the others
 build their optimizer state), then times the following epochs; the table gives the
 median seconds per epoch and per step, and kbackend's ratio to the faster of torch
@@ -39,7 +41,7 @@ from .common import Options, Row, Timing
 TITLE = "keras_fit: Keras fit, one epoch of MLP and LeNet (60,000 samples, batch 128)"
 SAMPLES = 60_000
 BATCH = 128
-BACKENDS = ("kbackend", "torch", "jax")
+BACKENDS = ("kbackend", "kbackend-eager", "torch", "jax")
 MODELS = ("mlp", "lenet")
 THREADS = 2
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _thread_env(backend: str, threads: int) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
-    env["KERAS_BACKEND"] = backend
+    env["KERAS_BACKEND"] = backend.split("-")[0]
+    if backend == "kbackend-eager":  # kbackend with jit_compile=False: steps run eagerly
+        env["BENCH_KERAS_JIT_COMPILE"] = "0"
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
@@ -83,8 +87,10 @@ def build_model(keras, name: str):
         ])
     else:
         raise ValueError(f"bench_keras_fit: unknown model {name!r}; expected one of {MODELS}")
+    jit = "auto" if os.environ.get("BENCH_KERAS_JIT_COMPILE", "1") != "0" else False
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"],
+                  jit_compile=jit)
     return model
 
 
@@ -170,6 +176,9 @@ def measure(models=MODELS, backends=BACKENDS, steps: int | None = None,
         if "kbackend" in per_step and others:
             rows.append(Row(f"{model_name} kbackend / fastest of torch, jax",
                             ratio=per_step["kbackend"] / min(others)))
+        if "kbackend" in per_step and "kbackend-eager" in per_step:
+            rows.append(Row(f"{model_name} kbackend jit_compile / eager",
+                            ratio=per_step["kbackend"] / per_step["kbackend-eager"]))
     return rows
 
 
