@@ -310,10 +310,7 @@ def stack(*data, axis: int = 0, num_args=None, **kwargs):
 
 def BlockGrad(data=None, **kwargs):
     """Identity in the forward pass that stops the gradient (MXNet's ``BlockGrad``)."""
-    op = REGISTRY.get("BlockGrad") or REGISTRY.get("stop_gradient")
-    if op is None:
-        raise NotImplementedError("BlockGrad: the registry has no BlockGrad/stop_gradient "
-                                  "operator yet, so a graph cannot stop gradients")
+    op = REGISTRY["BlockGrad"]
     if data is not None:
         kwargs[op.inputs[0].rstrip("?")] = data
     return bind_call(op, (), kwargs, hint="blockgrad")
