@@ -17,6 +17,7 @@ Attribute values are strings written as MXNet writes them (``"128"``, ``"(3, 3)"
 None, quoted strings, tuples and lists (nested), ``slice(a, b, c)``, ``Ellipsis``,
 integer index arrays ``array([0, 2], 'int64')`` (in indexing keys), and
 ``"__is_train__"`` for :data:`~core.symbol.graph.TRAIN`. Other text is a plain string.
+(The value parser lives in :mod:`.json_values`, the MXNet 1.x names in :mod:`.json_mxnet`.)
 
 What MXNet's layout has no place for goes into reserved attributes:
 
@@ -60,13 +61,14 @@ import base64
 import itertools
 import json
 import os
-import re
 
 import numpy
 
 from ..dtypes import as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from ..ops.registry import REGISTRY, Aval
 from .graph import TRAIN, Entry, Graph, Node
+from .json_mxnet import _MX_DTYPES, _resolve_op
+from .json_values import ParseError, coerce, format_value, parse_value
 
 MXNET_VERSION = 10901
 FORMAT_VERSION = 1
@@ -75,255 +77,10 @@ _CONST_KEYS = ("__const__", "__shape__", "__dtype__", "__value__")
 _UPDATES = "kbackend_updates"
 _BITS = {bfloat16: numpy.dtype("<u2"), float8_e4m3fn: numpy.dtype("u1"),
          float8_e5m2: numpy.dtype("u1")}
-# MXNet's numeric dtype codes (``__dtype__`` of its variables).
-_MX_DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-              6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
-              12: "bfloat16"}
 
-__all__ = ["graph_from_json", "graph_to_json", "load_graph", "parse_value", "save_graph"]
-
-
-# =========================================================================== values
-class ParseError(ValueError):
-    """An attribute value that does not parse."""
-
-
-_TRAIN_TEXT = "__is_train__"
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
-                     re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CALL = re.compile(r"(slice|array)\s*\(")  # constructor forms: must parse completely
-_WORDS = {"True": True, "False": False, "true": True, "false": False, "None": None,
-          "Ellipsis": Ellipsis}
-_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t", "0": "\0"}
-
-
-def format_value(v) -> str:
-    """An attribute value as MXNet writes it: ``"128"``, ``"(3, 3)"``, ``"relu"``.
-
-    Strings that would read back as something else are quoted (``"'1'"``).
-
-    Raises:
-        TypeError: for values that have no text form (arrays, contexts, ...).
-
-    Example:
-        >>> from core.symbol.json_io import format_value
-        >>> format_value((3, 3)), format_value("relu"), format_value("1"), format_value(None)
-        ('(3, 3)', 'relu', "'1'", 'None')
-    """
-    if v is TRAIN:
-        return _TRAIN_TEXT
-    if isinstance(v, numpy.dtype) or (isinstance(v, type) and issubclass(v, numpy.generic)):
-        v = numpy.dtype(v).name
-    if isinstance(v, str):
-        return v if _is_plain(v) else repr(v)
-    return _fmt(v)
-
-
-def _fmt(v) -> str:
-    if v is None or v is Ellipsis or isinstance(v, bool):
-        return repr(v)
-    if isinstance(v, numpy.generic) and v.dtype.kind in "biu":
-        return _fmt(v.item())
-    if isinstance(v, numpy.generic) and v.dtype.kind in "fV":  # bfloat16 and float8: "V"
-        return _fmt(float(v))
-    if isinstance(v, int):
-        return str(int(v))
-    if isinstance(v, float):
-        return repr(float(v))
-    if isinstance(v, str):
-        return repr(v)
-    if isinstance(v, tuple):
-        return "(" + ", ".join(_fmt(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    if isinstance(v, slice):
-        return f"slice({_fmt(v.start)}, {_fmt(v.stop)}, {_fmt(v.step)})"
-    if isinstance(v, numpy.dtype) or (isinstance(v, type) and issubclass(v, numpy.generic)):
-        return repr(numpy.dtype(v).name)
-    if hasattr(v, "shape") and hasattr(v, "dtype") and hasattr(v, "tolist"):
-        arr = v.get() if hasattr(v, "get") and not isinstance(v, numpy.ndarray) else v
-        if arr.dtype.kind in "biu":  # index arrays inside keys (``x[[0, 2]]``)
-            return f"array({_fmt(arr.tolist())}, {arr.dtype.name!r})"
-    raise TypeError(f"a {type(v).__name__} has no text form")
-
-
-def _is_plain(s: str) -> bool:
-    """Whether ``s`` reads back as itself without quotes."""
-    t = s.strip()
-    if not t:
-        return True
-    if t[0] in "([\'\"" or _CALL.match(t):
-        return False
-    p = _Parser(t)
-    try:
-        p.value(top=True)
-        p.end()
-    except ParseError:
-        return True
-    return False
-
-
-def parse_value(text: str):
-    """Parse an attribute value written by :func:`format_value` or by MXNet.
-
-    Text that starts with a bracket, a quote, ``slice(`` or ``array(`` must parse
-    completely; other text that is not a number or a keyword is returned as the string
-    it is.
-
-    Raises:
-        ParseError: a ValueError saying where the text stops making sense.
-
-    Example:
-        >>> from core.symbol.json_io import parse_value
-        >>> parse_value("(3, 3)"), parse_value("relu"), parse_value("[1e-3, inf, None]")
-        ((3, 3), 'relu', [0.001, inf, None])
-    """
-    t = text.strip()
-    if not t:
-        return text
-    p = _Parser(t)
-    if t[0] in "([\'\"" or _CALL.match(t):
-        v = p.value(top=True)
-        p.end()
-        return v
-    try:
-        v = p.value(top=True)
-        p.end()
-    except ParseError:
-        return text
-    return v
-
-
-class _Parser:
-    def __init__(self, s: str):
-        self.s = s
-        self.i = 0
-
-    def fail(self, msg):
-        raise ParseError(f"{msg} at position {self.i} of {self.s!r}")
-
-    def ws(self):
-        while self.i < len(self.s) and self.s[self.i].isspace():
-            self.i += 1
-
-    def peek(self) -> str:
-        self.ws()
-        return self.s[self.i] if self.i < len(self.s) else ""
-
-    def end(self):
-        if self.peek():
-            self.fail("unexpected text")
-
-    def value(self, top=False):
-        c = self.peek()
-        if c in ("(", "["):
-            return self.seq()
-        if c in ("'", '"'):
-            return self.string()
-        m = _NUMBER.match(self.s, self.i)
-        if m and not re.match(r"[\w.]", self.s[m.end():m.end() + 1]):
-            self.i = m.end()
-            g = m.group()
-            return int(g) if re.fullmatch(r"[+-]?\d+", g) else float(g)
-        m = _WORD.match(self.s, self.i)
-        if not m:
-            self.fail("expected a value")
-        self.i = m.end()
-        w = m.group()
-        if w in _WORDS:
-            return _WORDS[w]
-        if w == _TRAIN_TEXT and top:
-            return TRAIN
-        if w == "array" and self.peek() == "(":
-            args = self.seq()
-            if not (len(args) == 2 and isinstance(args[0], (list, int, bool))
-                    and args[1] in ("bool", "int8", "int16", "int32", "int64", "uint8",
-                                    "uint16", "uint32", "uint64")):
-                self.fail("array() takes a nested list and an integer or bool dtype")
-            try:
-                return numpy.array(args[0], dtype=args[1])
-            except (ValueError, TypeError, OverflowError) as e:
-                self.fail(f"bad array: {e}")
-        if w == "slice" and self.peek() == "(":
-            args = self.seq()
-            if not (1 <= len(args) <= 3 and all(a is None or type(a) is int for a in args)):
-                self.fail("slice() takes one to three ints or None")
-            return slice(*args)
-        self.i = m.start()
-        self.fail(f"unexpected word {w!r}")
-
-    def seq(self):
-        close = ")" if self.s[self.i] == "(" else "]"
-        self.i += 1
-        items = []
-        while True:
-            if self.peek() == close:
-                self.i += 1
-                break
-            items.append(self.value())
-            c = self.peek()
-            if c == ",":
-                self.i += 1
-            elif c == close:
-                self.i += 1
-                break
-            else:
-                self.fail(f"expected ',' or {close!r}")
-        return tuple(items) if close == ")" else items
-
-    def string(self) -> str:
-        q = self.s[self.i]
-        self.i += 1
-        out = []
-        while self.i < len(self.s):
-            c = self.s[self.i]
-            self.i += 1
-            if c == q:
-                return "".join(out)
-            if c != "\\":
-                out.append(c)
-                continue
-            e = self.s[self.i:self.i + 1]
-            self.i += 1
-            if e in _ESCAPES:
-                out.append(_ESCAPES[e])
-            elif e in ("x", "u", "U"):
-                n = {"x": 2, "u": 4, "U": 8}[e]
-                digits = self.s[self.i:self.i + n]
-                if len(digits) != n or not re.fullmatch(r"[0-9a-fA-F]+", digits):
-                    self.fail(f"bad \\{e} escape")
-                out.append(chr(int(digits, 16)))
-                self.i += n
-            else:
-                self.fail(f"unknown escape \\{e}")
-        self.fail("unterminated string")
-
-
-def coerce(v, default):
-    """MXNet-file conventions: ``v`` converted to the type of the attribute's default
-    where that is unambiguous; TypeError for text where a number, bool or tuple is due."""
-    if v is None or v is TRAIN or default is None:
-        return v
-    if isinstance(default, bool):
-        if type(v) is int and v in (0, 1):
-            return bool(v)
-        if not isinstance(v, bool):
-            raise TypeError(f"expected a bool, got {v!r}")
-        return v
-    if isinstance(default, (int, float)):
-        if isinstance(v, str):
-            raise TypeError(f"expected a number, got {v!r}")
-        if isinstance(default, float) and type(v) is int:
-            return float(v)
-        return v
-    if isinstance(default, (tuple, list)):
-        if isinstance(v, (int, str)) and not isinstance(v, bool):
-            if isinstance(v, str):
-                raise TypeError(f"expected a tuple, got {v!r}")
-            return v
-        return type(default)(v) if isinstance(v, (tuple, list)) else v
-    return v
+# ParseError, format_value and parse_value live in json_values; re-exported here.
+__all__ = ["ParseError", "format_value", "graph_from_json", "graph_to_json", "load_graph",
+           "parse_value", "save_graph"]
 
 
 # =========================================================================== writing
@@ -517,65 +274,6 @@ def load_graph(path) -> Graph:
 
 
 # =========================================================================== reading
-def _mxnet_aliases() -> dict:
-    """``{MXNet 1.x JSON op name: (our op, attr defaults, scalar position)}``.
-
-    Built from the ``core.nd`` names of the registry (MXNet's own API names) plus
-    MXNet's internal operator names that are exactly one of ours.
-    """
-    table = {}
-
-    def add(mx_name, op_name, defaults=None, scalar=None):
-        op = REGISTRY.get(op_name)
-        # A registry name stands for its own operator, except where core.nd gives it
-        # MXNet's defaults (``sum`` with MXNet's axis rules, ``argmax`` -> float32).
-        own = REGISTRY.get(mx_name)
-        if op is None or mx_name in table or (own is not None and (own is not op or
-                                                                   not defaults)):
-            return
-        table[mx_name] = (op, dict(defaults or {}), scalar)
-
-    for op in list(REGISTRY.values()):
-        for entry in op.nd:
-            full, defaults = (entry, None) if isinstance(entry, str) else entry
-            head, _, tail = full.rpartition(".")
-            if head == "":
-                add(tail, op.name, defaults)
-                if tail.startswith("sample_"):
-                    add("_" + tail, op.name, defaults)
-            elif head in ("contrib", "linalg", "random"):
-                add(f"_{head}_{tail}", op.name, defaults)
-    for names, ours in (
-            (("_plus", "_Plus", "_add"), "add"), (("_minus", "_Minus", "_sub"), "subtract"),
-            (("_mul", "_Mul"), "multiply"), (("_div", "_Div"), "divide"),
-            (("_mod", "_Mod"), "mod"), (("_power", "_Power"), "power"),
-            (("_maximum", "_Maximum"), "maximum"), (("_minimum", "_Minimum"), "minimum"),
-            (("_hypot",), "hypot"), (("_zeros",), "zeros"), (("_ones",), "ones")):
-        for name in names:
-            add(name, ours)
-    for mx, ours in (("plus", "add"), ("minus", "subtract"), ("mul", "multiply"),
-                     ("div", "divide"), ("mod", "mod"), ("power", "power"),
-                     ("maximum", "maximum"), ("minimum", "minimum"), ("hypot", "hypot")):
-        add(f"_{mx}_scalar", ours, scalar=1)
-        if mx in ("minus", "div", "mod", "power"):
-            add(f"_r{mx}_scalar", ours, scalar=0)
-    return table
-
-
-_ALIASES: dict | None = None
-
-
-def _resolve_op(name: str, ours: bool):
-    """``(op, attribute defaults, scalar input position)`` for an op name of a file."""
-    global _ALIASES
-    op = REGISTRY.get(name)
-    if ours:
-        return op, {}, None
-    if _ALIASES is None:
-        _ALIASES = _mxnet_aliases()
-    return _ALIASES.get(name, (op, {}, None))
-
-
 class _Loader:
     def __init__(self, doc: dict):
         self.doc = doc

@@ -1,0 +1,77 @@
+"""MXNet 1.x names for the graph JSON reader: operator aliases and dtype codes.
+
+Files written by MXNet 1.x name operators by MXNet's internal spellings (``Flatten``,
+``elemwise_add``, ``_plus_scalar``, ``_random_uniform``) and give variables' ``__dtype__``
+as MXNet's numeric codes. :func:`_resolve_op` maps an operator name of a file to one of
+the registry's operators (with the attribute defaults ``core.nd`` gives it and, for the
+``*_scalar`` operators, the input position of the scalar); ``_MX_DTYPES`` maps the dtype
+codes. Only names that are exactly one of our operators are accepted.
+:mod:`core.symbol.json_io` is the user of both.
+"""
+from __future__ import annotations
+
+from ..ops.registry import REGISTRY
+
+# MXNet's numeric dtype codes (``__dtype__`` of its variables).
+_MX_DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
+              6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
+              12: "bfloat16"}
+
+
+def _mxnet_aliases() -> dict:
+    """``{MXNet 1.x JSON op name: (our op, attr defaults, scalar position)}``.
+
+    Built from the ``core.nd`` names of the registry (MXNet's own API names) plus
+    MXNet's internal operator names that are exactly one of ours.
+    """
+    table = {}
+
+    def add(mx_name, op_name, defaults=None, scalar=None):
+        op = REGISTRY.get(op_name)
+        # A registry name stands for its own operator, except where core.nd gives it
+        # MXNet's defaults (``sum`` with MXNet's axis rules, ``argmax`` -> float32).
+        own = REGISTRY.get(mx_name)
+        if op is None or mx_name in table or (own is not None and (own is not op or
+                                                                   not defaults)):
+            return
+        table[mx_name] = (op, dict(defaults or {}), scalar)
+
+    for op in list(REGISTRY.values()):
+        for entry in op.nd:
+            full, defaults = (entry, None) if isinstance(entry, str) else entry
+            head, _, tail = full.rpartition(".")
+            if head == "":
+                add(tail, op.name, defaults)
+                if tail.startswith("sample_"):
+                    add("_" + tail, op.name, defaults)
+            elif head in ("contrib", "linalg", "random"):
+                add(f"_{head}_{tail}", op.name, defaults)
+    for names, ours in (
+            (("_plus", "_Plus", "_add"), "add"), (("_minus", "_Minus", "_sub"), "subtract"),
+            (("_mul", "_Mul"), "multiply"), (("_div", "_Div"), "divide"),
+            (("_mod", "_Mod"), "mod"), (("_power", "_Power"), "power"),
+            (("_maximum", "_Maximum"), "maximum"), (("_minimum", "_Minimum"), "minimum"),
+            (("_hypot",), "hypot"), (("_zeros",), "zeros"), (("_ones",), "ones")):
+        for name in names:
+            add(name, ours)
+    for mx, ours in (("plus", "add"), ("minus", "subtract"), ("mul", "multiply"),
+                     ("div", "divide"), ("mod", "mod"), ("power", "power"),
+                     ("maximum", "maximum"), ("minimum", "minimum"), ("hypot", "hypot")):
+        add(f"_{mx}_scalar", ours, scalar=1)
+        if mx in ("minus", "div", "mod", "power"):
+            add(f"_r{mx}_scalar", ours, scalar=0)
+    return table
+
+
+_ALIASES: dict | None = None
+
+
+def _resolve_op(name: str, ours: bool):
+    """``(op, attribute defaults, scalar input position)`` for an op name of a file."""
+    global _ALIASES
+    op = REGISTRY.get(name)
+    if ours:
+        return op, {}, None
+    if _ALIASES is None:
+        _ALIASES = _mxnet_aliases()
+    return _ALIASES.get(name, (op, {}, None))
