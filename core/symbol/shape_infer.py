@@ -12,6 +12,7 @@
   scales, ``Embedding``'s table, PReLU's gamma, the fused RNN's flat parameter vector
   and states), an elementwise binary operator's unknown operand takes the other's
   shape, and a shape-preserving unary operator's input takes its output's shape.
+  The per-operator backward rules live in :mod:`core.symbol.shape_rules`.
 
 Shapes are tuples whose unknown dimensions are None (None for an unknown rank);
 the MXNet 1.x convention "0 means unknown" is accepted in given shapes and in a
@@ -32,13 +33,13 @@ Example:
 """
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy
 
 from ..ops.registry import Aval
 from .graph import TRAIN, Entry, Graph, Node
+from .shape_rules import BACKWARD_RULES, ELEMWISE_BINARY, PARAM_INPUTS
 
 _PROBES = (97, 89)  # stand-in sizes for unknown dimensions (distinct, unlikely to clash)
 _F32 = numpy.dtype("float32")
@@ -51,20 +52,25 @@ _CODE_TO_NAME = {v: k for k, v in MX_DTYPE_CODES.items()}
 
 
 def _read_shape(text: str) -> tuple:
-    """``"(2, 0)"``/``"[2,3]"``/``"4"`` -> a tuple of ints (no ``eval``)."""
+    """``"(2, 0)"``/``"[2,3]"``/``"4"`` -> a tuple of ints (json_io's strict parser, no eval)."""
+    # Imported when needed: json_io imports .symbol lazily, and .symbol imports this module,
+    # so a module-level import here would be one edit away from an import cycle.
+    from .json_io import parse_value
+
     t = text.strip()
-    if t[:1] in "([" and t[-1:] == {"(": ")", "[": "]"}.get(t[:1]):
-        t = t[1:-1]
-    parts = [p.strip() for p in t.split(",")]
-    if parts and parts[-1] == "":
-        parts.pop()  # "(2,)"
-    out = []
-    for p in parts:
-        q = p[1:] if p[:1] == "-" else p
-        if not q.isdigit():
-            raise ValueError(f"cannot read shape {text!r}: expected a tuple like '(2, 3)'")
-        out.append(int(p))
-    return tuple(out)
+    if t[:1] not in ("(", "["):
+        t = f"({t})"  # "4", "2, 3" and "" read as "(4)", "(2, 3)" and "()"
+    bad = ValueError(f"cannot read shape {text!r}: expected a tuple like '(2, 3)'")
+    try:
+        v = parse_value(t)
+    except ValueError:
+        raise bad from None
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        v = (v,)
+    if not isinstance(v, (tuple, list)) or \
+            not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in v):
+        raise bad
+    return tuple(int(d) for d in v)
 
 
 def parse_shape(s) -> tuple | None:
@@ -319,7 +325,7 @@ class _Inferrer:
                     e = ins[pos] if pos < len(ins) else None
                     if e is not None and e.node.is_variable and self.get(e)[1] is None:
                         self.set_dtype(e, pdt, n, f"input {_input_name(n, pos)!r}")
-        if n.op.name in _ELEMWISE_BINARY and len(ins) == 2 and all(e is not None for e in ins):
+        if n.op.name in ELEMWISE_BINARY and len(ins) == 2 and all(e is not None for e in ins):
             (sa, da), (sb, db) = self.get(ins[0]), self.get(ins[1])
             if sa is None and sb is not None:
                 self.set_shape(ins[0], sb, n, "the other operand")
@@ -390,22 +396,10 @@ def _preserves_shape(n: Node) -> bool:
     return True
 
 
-# --------------------------------------------------------------------------- rules
-_ELEMWISE_BINARY = {"add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
-                    "maximum", "minimum", "hypot", "arctan2", "logaddexp", "copysign", "equal",
-                    "not_equal", "less", "less_equal", "greater", "greater_equal",
-                    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-                    "bitwise_xor"}
+# --------------------------------------------------------------------------- dtype rules
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                 "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
                 "isfinite"}
-
-# Inputs that are parameters (they take the data's dtype when theirs is unknown).
-PARAM_INPUTS = {"FullyConnected": (1, 2), "Convolution": (1, 2), "Deconvolution": (1, 2),
-                "BatchNorm": (1, 2, 3, 4), "_batch_norm_train": (1, 2),
-                "_batch_norm_infer": (1, 2, 3, 4), "_layer_norm": (1, 2),
-                "_instance_norm": (1, 2), "_group_norm": (1, 2), "LeakyReLU": (1,),
-                "RNN": (1, 2, 3), "SoftmaxOutput": (1,), "Embedding": (1,)}
 
 
 def _param_dtype(n: Node, data_dtype):
@@ -416,168 +410,6 @@ def _param_dtype(n: Node, data_dtype):
             data_dtype == numpy.float16:
         return _F32  # MXNet keeps float16 BatchNorm's parameters in float32
     return data_dtype
-
-
-def _known(*dims) -> bool:
-    return all(d is not None for d in dims)
-
-
-def _fc(shape, a, n_in):
-    nh = a.get("num_hidden")
-    if nh is None or shape == ():
-        return {}
-    if shape is None:
-        units = None
-    elif a.get("flatten", True):
-        rest = shape[1:]
-        units = math.prod(rest) if _known(*rest) else None
-    else:
-        units = shape[-1]
-    out = {1: (int(nh), units)}
-    if not a.get("no_bias"):
-        out[2] = (int(nh),)
-    return out
-
-
-def _layout_cl(layout, ndim) -> bool:
-    return isinstance(layout, str) and layout.endswith("C") and ndim >= 3
-
-
-def _conv(shape, a, n_in, deconv=False):
-    kernel = a.get("kernel") or ()
-    if isinstance(kernel, numbers.Integral):
-        if shape is None:
-            return {}
-        kernel = (kernel,) * (len(shape) - 2)
-    kernel = tuple(kernel)
-    if shape is None:
-        shape = (None,) * (len(kernel) + 2)
-    nd = len(shape)
-    if nd < 3:
-        return {}
-    nf, g = a.get("num_filter") or 0, a.get("num_group") or 1
-    if len(kernel) != nd - 2 or not nf:
-        return {}
-    cl = _layout_cl(a.get("layout"), nd)
-    c = shape[-1] if cl else shape[1]
-    if deconv:
-        inner = nf // g
-        w = (c,) + (kernel + (inner,) if cl else (inner,) + kernel)
-    else:
-        inner = c // g if c is not None else None
-        w = (nf,) + (kernel + (inner,) if cl else (inner,) + kernel)
-    out = {1: w}
-    if not a.get("no_bias", deconv):
-        out[2] = (nf,)
-    return out
-
-
-def _norm_axis(shape, axis):
-    nd = len(shape)
-    if not isinstance(axis, numbers.Integral) or not -nd <= axis < nd:
-        return None
-    return axis % nd
-
-
-def _batchnorm(shape, a, n_in):
-    if shape is None:
-        return {}
-    ax = _norm_axis(shape, a.get("axis", 1))
-    if ax is None:
-        return {}
-    c = (shape[ax],)
-    return {i: c for i in range(1, min(n_in, 5))}
-
-
-def _layernorm(shape, a, n_in):
-    if shape is None:
-        return {}
-    ax = _norm_axis(shape, a.get("axis", -1))
-    return {} if ax is None else {1: (shape[ax],), 2: (shape[ax],)}
-
-
-def _channel1(shape, a, n_in):
-    if shape is None or len(shape) < 2:
-        return {}
-    return {1: (shape[1],), 2: (shape[1],)}
-
-
-def _embedding(shape, a, n_in):
-    i, o = a.get("input_dim"), a.get("output_dim")
-    if i is None or o is None:
-        return {}
-    return {1: (int(i), int(o))}
-
-
-def _leaky(shape, a, n_in):
-    if a.get("act_type") != "prelu" or not shape:  # None or ()
-        return {}
-    return {1: (shape[1] if len(shape) >= 2 else shape[0],)}
-
-
-def _rnn(shape, a, n_in):
-    from ..ops.nn.rnn import param_size
-
-    if shape is None or len(shape) != 3:
-        return {}
-    N, I = (shape[1], shape[2]) if a.get("layout", "TNC") == "TNC" else (shape[0], shape[2])
-    H, L, mode = a.get("state_size"), a.get("num_layers", 1), a.get("mode")
-    if H is None or mode is None:
-        return {}
-    D = 2 if a.get("bidirectional") else 1
-    out = {2: (L * D, N, H)}
-    if mode == "lstm":
-        out[3] = (L * D, N, H)
-    if I is not None:
-        try:
-            out[1] = (param_size(mode, L, D, I, H),)
-        except (KeyError, TypeError, ValueError):
-            pass
-    if a.get("use_sequence_length"):
-        out[4] = (N,)
-    return out
-
-
-def _softmax_output(shape, a, n_in):
-    if shape is None or len(shape) < 2:
-        return {}
-    if a.get("multi_output"):
-        return {1: (shape[0],) + tuple(shape[2:])}
-    return {1: tuple(shape[:-1])}
-
-
-def _sequence(shape, a, n_in):
-    if shape is None or len(shape) < 2 or not a.get("use_sequence_length"):
-        return {}
-    return {1: (shape[1] if a.get("axis", 0) == 0 else shape[0],)}
-
-
-def _ctc(shape, a, n_in):
-    if shape is None or len(shape) != 3:
-        return {}
-    n = shape[0] if a.get("layout") == "NTC" else shape[1]
-    return {2: (n,), 3: (n,)}
-
-
-BACKWARD_RULES = {
-    "SequenceMask": _sequence,
-    "SequenceLast": _sequence,
-    "SequenceReverse": _sequence,
-    "CTCLoss": _ctc,
-    "SoftmaxOutput": _softmax_output,
-    "FullyConnected": _fc,
-    "Convolution": _conv,
-    "Deconvolution": lambda s, a, n: _conv(s, a, n, deconv=True),
-    "BatchNorm": _batchnorm,
-    "_batch_norm_train": _batchnorm,
-    "_batch_norm_infer": _batchnorm,
-    "_layer_norm": _layernorm,
-    "_instance_norm": _channel1,
-    "_group_norm": _channel1,
-    "Embedding": _embedding,
-    "LeakyReLU": _leaky,
-    "RNN": _rnn,
-}
 
 
 # --------------------------------------------------------------------------- entry point
