@@ -67,7 +67,7 @@ import numpy
 from ..dtypes import as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from ..ops.registry import REGISTRY, Aval
 from .graph import TRAIN, Entry, Graph, Node
-from .json_mxnet import _MX_DTYPES, _resolve_op
+from .json_mxnet import MX_DTYPE_NAMES, _resolve_op
 from .json_values import ParseError, coerce, format_value, parse_value
 
 MXNET_VERSION = 10901
@@ -589,7 +589,7 @@ def variable_aval(node: Node):
         return None
     dt = node.user_attrs.get("__dtype__", "float32")
     if isinstance(dt, str) and dt.strip().isdigit():
-        dt = _MX_DTYPES.get(int(dt), "float32")
+        dt = MX_DTYPE_NAMES.get(int(dt), "float32")
     try:
         return Aval(shape, as_dtype(dt))
     except TypeError:

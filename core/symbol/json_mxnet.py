@@ -4,18 +4,19 @@ Files written by MXNet 1.x name operators by MXNet's internal spellings (``Flatt
 ``elemwise_add``, ``_plus_scalar``, ``_random_uniform``) and give variables' ``__dtype__``
 as MXNet's numeric codes. :func:`_resolve_op` maps an operator name of a file to one of
 the registry's operators (with the attribute defaults ``core.nd`` gives it and, for the
-``*_scalar`` operators, the input position of the scalar); ``_MX_DTYPES`` maps the dtype
-codes. Only names that are exactly one of our operators are accepted.
+``*_scalar`` operators, the input position of the scalar); ``MX_DTYPE_CODES``/``MX_DTYPE_NAMES`` map
+the dtype codes. Only names that are exactly one of our operators are accepted.
 :mod:`core.symbol.json_io` is the user of both.
 """
 from __future__ import annotations
 
 from ..ops.registry import REGISTRY
 
-# MXNet's numeric dtype codes (``__dtype__`` of its variables).
-_MX_DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-              6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
-              12: "bfloat16"}
+# MXNet's numeric dtype codes (``__dtype__`` of its variables), both ways.
+MX_DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+                  "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11,
+                  "bfloat16": 12}
+MX_DTYPE_NAMES = {code: name for name, code in MX_DTYPE_CODES.items()}
 
 
 def _mxnet_aliases() -> dict:

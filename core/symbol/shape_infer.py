@@ -39,16 +39,23 @@ import numpy
 
 from ..ops.registry import Aval
 from .graph import TRAIN, Entry, Graph, Node
+from .json_mxnet import MX_DTYPE_CODES, MX_DTYPE_NAMES  # __dtype__ holds these codes
 from .shape_rules import BACKWARD_RULES, ELEMWISE_BINARY, PARAM_INPUTS
 
 _PROBES = (97, 89)  # stand-in sizes for unknown dimensions (distinct, unlikely to clash)
 _F32 = numpy.dtype("float32")
 
-# MXNet's dtype codes (``__dtype__`` attributes hold these as strings).
-MX_DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-                  "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11,
-                  "bfloat16": 12}
-_CODE_TO_NAME = {v: k for k, v in MX_DTYPE_CODES.items()}
+
+
+def _merge(old, new: tuple):
+    """``new`` with its unknown (None) dimensions filled from ``old``; None when the two
+    disagree (rank, or a dimension both know)."""
+    if old is None:
+        return new
+    if len(old) != len(new) or any(a is not None and b is not None and a != b
+                                   for a, b in zip(old, new)):
+        return None
+    return tuple(a if a is not None else b for a, b in zip(old, new))
 
 
 def _read_shape(text: str) -> tuple:
@@ -103,9 +110,9 @@ def parse_dtype(d) -> numpy.dtype | None:
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):
         if int(d) < 0:
             return None
-        if int(d) not in _CODE_TO_NAME:
+        if int(d) not in MX_DTYPE_NAMES:
             raise ValueError(f"unknown MXNet dtype code {d}")
-        d = _CODE_TO_NAME[int(d)]
+        d = MX_DTYPE_NAMES[int(d)]
     if d == "bfloat16":
         from ..dtypes import as_dtype
 
@@ -170,19 +177,15 @@ class _Inferrer:
             return
         k = (e.node.id, e.index)
         old = self.r.shapes.get(k)
-        new = tuple(shape)
-        if old is not None:
-            if len(old) != len(new) or any(a is not None and b is not None and a != b
-                                           for a, b in zip(old, new)):
-                raise ValueError(
-                    f"infer_shape: node {node.name!r} ({node.op_name}): {why} gives "
-                    f"{e.node.name!r}[{e.index}] the shape {_fmt(new)}, but it has shape "
-                    f"{_fmt(old)}")
-            new = tuple(a if a is not None else b for a, b in zip(old, new))
-            if new == old:
-                return
-        self.r.shapes[k] = new
-        self.changed = True
+        new = _merge(old, tuple(shape))
+        if new is None:
+            raise ValueError(
+                f"infer_shape: node {node.name!r} ({node.op_name}): {why} gives "
+                f"{e.node.name!r}[{e.index}] the shape {_fmt(tuple(shape))}, but it has shape "
+                f"{_fmt(old)}")
+        if new != old:
+            self.r.shapes[k] = new
+            self.changed = True
 
     def suggest_shape(self, e: Entry, shape) -> None:
         """Fill unknown dimensions of ``e`` from a backward rule's ``shape``; a rule that
@@ -190,16 +193,10 @@ class _Inferrer:
         e.g. MXNet 1.x's per-group GroupNorm scales or PReLU's single slope)."""
         k = (e.node.id, e.index)
         old = self.r.shapes.get(k)
-        new = tuple(shape)
-        if old is not None:
-            if len(old) != len(new) or any(a is not None and b is not None and a != b
-                                           for a, b in zip(old, new)):
-                return
-            new = tuple(a if a is not None else b for a, b in zip(old, new))
-            if new == old:
-                return
-        self.r.shapes[k] = new
-        self.changed = True
+        new = _merge(old, tuple(shape))
+        if new is not None and new != old:
+            self.r.shapes[k] = new
+            self.changed = True
 
     def set_dtype(self, e: Entry, dtype, node: Node, why: str) -> None:
         if dtype is None:
