@@ -460,6 +460,17 @@ _INPUT_ALIASES = ("data", "lhs", "rhs", "x", "y", "a", "b", "x1", "x2", "arr", "
                   "A", "B", "C")
 
 
+def pop_context(kwargs: dict) -> Context | None:
+    """Remove ``ctx=``/``device=`` from ``kwargs``; the Context it names, or None."""
+    ctx = None
+    for k in _CTX_KEYS:
+        if k in kwargs:
+            c = kwargs.pop(k)
+            if c is not None:
+                ctx = c if isinstance(c, Context) else Context(c)
+    return ctx
+
+
 def _call_generic(op: OpDef, args, kwargs):
     """Bind positional/keyword arguments to the operator's inputs and attributes."""
     out = kwargs.pop("out", None)
@@ -468,12 +479,7 @@ def _call_generic(op: OpDef, args, kwargs):
             v = kwargs.pop(k)
             if k == "order" and v not in ("C", "K", "A", None):
                 raise ValueError(f"{op.name}: only order='C' is supported, got {v!r}")
-    ctx = None
-    for k in _CTX_KEYS:
-        if k in kwargs:
-            c = kwargs.pop(k)
-            if c is not None:
-                ctx = c if isinstance(c, Context) else Context(c)
+    ctx = pop_context(kwargs) if kwargs else None
     if op.variadic:
         if args and isinstance(args[0], (list, tuple)):
             inputs, rest = list(args[0]), args[1:]

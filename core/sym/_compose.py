@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import sys
 
-from ..context import Context
 from ..ndarray import NDArray
 from ..ops import registry as _reg
-from ..ops.registry import REGISTRY, OpDef
+from ..ops.registry import REGISTRY, OpDef, pop_context
 from ..symbol.graph import TRAIN
 from ..symbol.symbol import Symbol
 from ._base import NameManager, compose, var
 
-_CTX_KEYS = ("ctx", "device")
 _MISSING = object()
 
 
@@ -70,12 +68,7 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
     user_attrs = kwargs.pop("attr", None)
     if kwargs.pop("out", None) is not None:
         raise TypeError(f"{op.name}: out= is not supported on symbols")
-    ctx = None
-    for k in _CTX_KEYS:
-        if k in kwargs:
-            c = kwargs.pop(k)
-            if c is not None:
-                ctx = c if isinstance(c, Context) else Context(c)
+    ctx = pop_context(kwargs)
     for k, v in (defaults or {}).items():
         kwargs.setdefault(k, v)
     stem = hint if hint is not None else op.name.lower().lstrip("_")
