@@ -76,11 +76,10 @@ def call_cached(block, args, kwargs):
     cache = block._cached_graphs
     if not cache and any(p._data is None for p in block.collect_params().values()):
         return NOT_CACHED  # deferred initialization completes on an imperative call
-    entry = _entry(block, args, kwargs)
-    if entry is None:
+    found = _entry(block, args, kwargs)
+    if found is None:
         return NOT_CACHED
-    arrays: list[NDArray] = []
-    _flatten(args, arrays)
+    entry, arrays = found
     ctx = arrays[0].context
     values = dict(zip(entry.in_names, arrays))
     for name, p in entry.params.items():
@@ -95,8 +94,9 @@ def call_cached(block, args, kwargs):
 
 
 def _entry(block, args, kwargs):
-    """The cached graph for this call's signature, traced now if new; None when the call
-    cannot be cached (no array input, or array keyword arguments)."""
+    """``(cached graph, input arrays)`` for this call's signature, the graph traced now
+    if new; None when the call cannot be cached (no array input, or array keyword
+    arguments)."""
     if any(isinstance(v, NDArray) for v in kwargs.values()):
         return None  # array keyword arguments are not graph inputs: run imperatively
     arrays: list[NDArray] = []
@@ -112,7 +112,7 @@ def _entry(block, args, kwargs):
         entry = _trace(block, struct, arrays, kwargs, ctx)
         cache[key] = entry
         block._last_cached = entry
-    return entry
+    return entry, arrays
 
 
 def trace_after_init(block, args, kwargs) -> None:
@@ -176,6 +176,7 @@ def symbolic_call(block, args):
     return the Symbol of its outputs (parameters become variables named as they are)."""
     from core import nd
     from core.symbol.json_io import parse_value
+    from core.symbol.shape_infer import parse_dtype
     from core.symbol.symbol import Symbol
 
     arrays = []
@@ -199,7 +200,7 @@ def symbolic_call(block, args):
         specs.append((a.name, tuple(int(d) for d in shape), dtype))
     ctx = None
     if any(p._data is None for p in block.collect_params().values()):
-        block(*[nd.zeros(s, dtype=_np_dtype(d)) for _, s, d in specs])  # deferred init
+        block(*[nd.zeros(s, dtype=parse_dtype(d)) for _, s, d in specs])  # deferred init
     params = dict(block.collect_params().items())
     for p in params.values():
         ctx = p.list_ctx()[0]
@@ -211,7 +212,7 @@ def symbolic_call(block, args):
         for name, p in params.items():
             t.bind(p.data(ctx), name)
         for name, shape, dtype in specs:
-            arrays.append(t.variable(name, shape, _np_dtype(dtype), ctx))
+            arrays.append(t.variable(name, shape, parse_dtype(dtype), ctx))
         try:
             with ctx:
                 out = block(*arrays)  # its own __call__ (an RNN layer adds its states)
@@ -223,11 +224,3 @@ def symbolic_call(block, args):
         _flatten(out, outs)
         graph = t.graph(outs)
     return Symbol.from_graph(graph)
-
-
-def _np_dtype(d):
-    from core.symbol.json_io import parse_value  # noqa: F401 - same module family
-
-    _MX = {"0": "float32", "1": "float64", "2": "float16", "3": "uint8", "4": "int32",
-           "5": "int8", "6": "int64", "7": "bool", "12": "bfloat16"}
-    return _MX.get(str(d), d)
