@@ -90,15 +90,10 @@ class CompiledSteps:
                 stand = [None if a is None else t.variable(f"input{i}", a.shape, a.dtype,
                                                            a.context)
                          for i, a in enumerate(arrays)]
-                x, y, sw = tree.pack_sequence_as(structure, stand)
-                if model._call_has_training_arg:
-                    y_pred = model(x, training=training)
-                else:
-                    y_pred = model(x)
+                y_pred, loss = forward_and_loss(model, kind,
+                                                *tree.pack_sequence_as(structure, stand))
                 outs = list(tree.flatten(y_pred))
-                if kind != "predict":
-                    loss = model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw,
-                                               training=training)
+                if loss is not None:
                     outs.append(loss)
                 if not all(isinstance(o, NDArray) for o in outs):
                     raise TypeError("the step's outputs are not all tensors")
@@ -142,3 +137,22 @@ def compiled_steps(model) -> CompiledSteps | None:
         steps = CompiledSteps(model)
         model._kbackend_compiled = steps
     return steps
+
+
+def forward_and_loss(model, kind: str, x, y=None, sample_weight=None):
+    """``(y_pred, loss)`` of a ``'train'``/``'test'`` step (``loss`` None for
+    ``'predict'``), computed eagerly: what a compiled step computes."""
+    training = kind == "train"
+    y_pred = model(x, training=training) if model._call_has_training_arg else model(x)
+    if kind == "predict":
+        return y_pred, None
+    return y_pred, model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight,
+                                       training=training)
+
+
+def step_outputs(model, kind: str, x, y=None, sample_weight=None):
+    """``(y_pred, loss)`` of a step: through the compiled graph under ``jit_compile``,
+    else (or when the step must run eagerly) with :func:`forward_and_loss`."""
+    compiled = compiled_steps(model)
+    res = compiled.run(kind, x, y, sample_weight) if compiled else None
+    return res if res is not None else forward_and_loss(model, kind, x, y, sample_weight)

@@ -63,7 +63,7 @@ from core import autograd as _autograd
 from core import np as _cnp
 from core.ndarray import NDArray as _NDArray
 
-from .jit import compiled_steps
+from .jit import step_outputs
 
 
 def _batch_size(x) -> int:
@@ -134,18 +134,8 @@ class KBackendTrainer(base_trainer.Trainer):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
         trainable_weights = self.trainable_weights[:]
         marked = mark_trainable(trainable_weights)
-        compiled = compiled_steps(self)
         with _autograd.record():
-            res = compiled.run("train", x, y, sample_weight) if compiled else None
-            if res is not None:
-                y_pred, loss = res
-            else:
-                if self._call_has_training_arg:
-                    y_pred = self(x, training=True)
-                else:
-                    y_pred = self(x)
-                loss = self._compute_loss(
-                    x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+            y_pred, loss = step_outputs(self, "train", x, y, sample_weight)
             if self.optimizer is not None:
                 scaled_loss = self.optimizer.scale_loss(loss)
             else:
@@ -163,29 +153,13 @@ class KBackendTrainer(base_trainer.Trainer):
 
     def test_step(self, data):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
-        compiled = compiled_steps(self)
-        res = compiled.run("test", x, y, sample_weight) if compiled else None
-        if res is not None:
-            y_pred, loss = res
-        else:
-            if self._call_has_training_arg:
-                y_pred = self(x, training=False)
-            else:
-                y_pred = self(x)
-            loss = self._compute_loss(
-                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+        y_pred, loss = step_outputs(self, "test", x, y, sample_weight)
         update_loss_tracker(self._loss_tracker, loss, _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
         x, _, _ = data_adapter_utils.unpack_x_y_sample_weight(data)
-        compiled = compiled_steps(self)
-        res = compiled.run("predict", x) if compiled else None
-        if res is not None:
-            return res[0]
-        if self._call_has_training_arg:
-            return self(x, training=False)
-        return self(x)
+        return step_outputs(self, "predict", x)[0]
 
     # ------------------------------------------------------------------ step functions
     # Each function takes what Keras' EpochIterator yields: a list of up to
