@@ -76,7 +76,7 @@ def is_np_default_dtype() -> bool:
     return _flags.dtype
 
 
-def set_np_default_dtype(is_np_default_dtype: bool = True) -> bool:  # noqa: FBT001, FBT002
+def set_np_default_dtype(is_np_default_dtype: bool = True) -> bool:
     """Switch the float64 creation default on or off; returns the previous setting."""
     prev = _flags.dtype
     _flags.dtype = bool(is_np_default_dtype)

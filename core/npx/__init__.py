@@ -99,7 +99,7 @@ def waitall() -> None:
     nd.waitall()
 
 
-def seed(seed, device="all") -> None:  # noqa: A002 - MXNet's argument name
+def seed(seed, device="all") -> None:
     """Seed the random generators of ``device`` (``'all'``: every device), as MXNet does.
 
     Example:
