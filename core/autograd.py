@@ -19,6 +19,7 @@ __all__ = [
     "is_recording",
     "is_training",
     "mark_variables",
+    "on_grad_ready",
     "pause",
     "predict_mode",
     "record",
@@ -34,6 +35,7 @@ class _State(threading.local):
     def __init__(self):
         self.recording = False
         self.training = False
+        self.grad_ready = None  # on_grad_ready's callback, or None
 
 
 _state = _State()
@@ -123,6 +125,42 @@ def train_mode():
 def predict_mode():
     """Scope with training mode off, recording unchanged."""
     return _scope(None, False)
+
+
+@contextmanager
+def on_grad_ready(callback):
+    """Scope in which :func:`backward` calls ``callback(leaf)`` as soon as a leaf's
+    gradient is final (written into ``leaf.grad``), in this thread only.
+
+    A leaf's gradient is final once every recorded operator that used the leaf has
+    run its VJP, so the last layers' gradients are ready while backward still works
+    on the first layers: ``core.parallel`` starts each parameter's all-reduce there.
+    Leaves whose gradients arrive only at the end (or not at all) are reported at the
+    end of backward (or never). Gradients are written at the same moments and with the
+    same values as without a callback. Scopes do not nest: the inner one replaces
+    the outer one until it ends.
+
+    Args:
+        callback: ``callback(leaf)`` with the leaf NDArray (the array that called
+            ``attach_grad``); it runs on the thread running backward.
+
+    Example:
+        >>> from core import nd, autograd
+        >>> w1, w2 = nd.array([2.0]), nd.array([3.0])
+        >>> w1.attach_grad(); w2.attach_grad()
+        >>> with autograd.record():
+        ...     y = (w1 * 5.0) * w2
+        >>> ready = []
+        >>> with autograd.on_grad_ready(lambda leaf: ready.append(leaf.grad.item())):
+        ...     y.backward()
+        >>> ready   # w2's gradient (2 * 5) is final first
+        [10.0, 15.0]
+    """
+    prev, _state.grad_ready = _state.grad_ready, callback
+    try:
+        yield
+    finally:
+        _state.grad_ready = prev
 
 
 # --------------------------------------------------------------------------- the tape
@@ -290,7 +328,7 @@ def _leaf_uses(order) -> dict:
     return uses
 
 
-def _delivery(node, uses):
+def _delivery(node, uses, on_final=None):
     """``VjpContext.deliver`` for ``node``: a VJP may hand over the gradient of input
     ``i`` as soon as it is computed; when that input is a leaf that no other recorded
     node uses, the gradient is final and goes into the leaf's ``.grad`` at once (so the
@@ -304,9 +342,32 @@ def _delivery(node, uses):
         arr = p[0].ref()
         if arr is not None:
             arr._receive_grad(g, p[0].grad_req, False)
+            if on_final is not None:
+                on_final(arr)
         return True
 
     return deliver
+
+
+def _release_final(node, remaining, grads, on_final):
+    """After ``node``'s VJP: a leaf input whose last use this was has its final
+    gradient; write it into the leaf's ``.grad`` now and report it (on_grad_ready)."""
+    for p in node.parents:
+        if p is None or type(p[0]) is not VarNode:
+            continue
+        k = id(p[0])
+        left = remaining[k] - 1
+        remaining[k] = left
+        if left:
+            continue
+        g = grads.pop((k, 0), None)
+        if g is None:  # delivered by the VJP already (and reported), or no gradient
+            continue
+        grads.pop(("var", k), None)
+        arr = p[0].ref()
+        if arr is not None:
+            arr._receive_grad(g, p[0].grad_req, False)
+            on_final(arr)
 
 
 def _toposort(head_nodes):
@@ -334,7 +395,7 @@ def _toposort(head_nodes):
 
 
 def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
-                  early=False):
+                  early=False, on_final=None):
     """Propagate gradients from ``heads``; returns {id(entry node, idx): grad}."""
     from . import ops  # noqa: F401 - make sure the registry is loaded
     from .ndarray import AbstractValueError, NDArray
@@ -381,6 +442,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
     try:
         order = _toposort(head_nodes)
         uses = _leaf_uses(order) if early and not create_graph and targets is None else None
+        remaining = dict(uses) if on_final is not None and uses is not None else None
         for node in order:
             if not isinstance(node, Node):
                 continue
@@ -412,7 +474,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
             vctx = VjpContext(node, create_graph)
             vctx.retain_graph = retain_graph
             if uses is not None:
-                vctx.deliver = _delivery(node, uses)
+                vctx.deliver = _delivery(node, uses, on_final)
             in_grads = node.op.vjp(vctx, g)
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
@@ -422,6 +484,8 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
             for p, gx in zip(node.parents, in_grads):
                 if p is not None and gx is not None:
                     _accumulate(grads, p, gx)
+            if remaining is not None:
+                _release_final(node, remaining, grads, on_final)
             if not retain_graph:
                 node.freed = True
                 node.in_data = node.out_data = None
@@ -477,13 +541,17 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
         train_mode: accepted for MXNet compatibility (the graph keeps its own mode).
         create_graph: record the backward pass too, for higher-order gradients.
     """
-    grads = _run_backward(heads, head_grads, retain_graph, create_graph, early=True)
+    on_final = _state.grad_ready
+    grads = _run_backward(heads, head_grads, retain_graph, create_graph, early=True,
+                          on_final=on_final)
     for key, node in list(grads.items()):
         if key[0] == "var":
             g = grads.get((id(node), 0))
             arr = node.ref()
             if arr is not None and g is not None:
                 arr._receive_grad(g, node.grad_req, create_graph)
+                if on_final is not None:
+                    on_final(arr)
 
 
 def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,

@@ -1,21 +1,14 @@
-"""Data parallelism in one process: the pieces ``gluon.Trainer`` and kbackend's Keras
-distribution share.
-
-A model is replicated on several contexts; each replica gets a slice of the batch
-(:func:`split_batch`), runs forward and backward, and the replicas' gradients are
-summed with :func:`allreduce_grads`, so every replica holds the same summed gradient.
-Each replica is then updated with its own optimizer updater (the same rule, the same
-gradient, the same states: replicas stay bitwise identical), or the update runs once
-on the store and the new weights are copied to every replica (:func:`pushpull_update`,
-``update_on_kvstore``).
+"""The collectives of data parallelism: split a batch, sum gradient replicas, copy
+weights, update replicas (``gluon.Trainer`` and kbackend share them).
 
 The arrays are grouped per parameter: ``grads[i]`` is the list of parameter ``i``'s
 gradient replicas, one per context, and ``i`` (or ``keys[i]``) is its key in the
 store. Without a store, gradients are summed directly (copied to the first context,
 added in context order, copied back). With one (``core.kvstore``), each parameter is
-one ``pushpull`` with priority ``-i``, so the first layers' gradients, needed first by
-the next forward pass, would go first; the dependency engine will let these overlap
-with the rest of backward without changing these signatures.
+one ``pushpull`` with priority ``-i``. Each replica is then updated with its own
+optimizer updater (:func:`update_replicas`: the same rule, the same gradient, the same
+states, so replicas stay bitwise identical), or the update runs once on the store and
+the new weights are copied to every replica (:func:`pushpull_update`).
 
 Example:
     >>> from core import nd, cpu, parallel
@@ -29,14 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from . import kvstore as kvs
-from .context import Context, as_context
-from .kvstore.base import write_bytes_atomic
-from .kvstore.comm import copy_to_all, reduce_sum
-from .ndarray import NDArray
+from .. import kvstore as kvs
+from ..context import Context, as_context
+from ..kvstore.base import write_bytes_atomic
+from ..kvstore.comm import copy_to_all, reduce_sum
+from ..ndarray import NDArray
 
 __all__ = ["allreduce_grads", "broadcast_params", "create_kvstore", "load_states",
-           "pushpull_update", "save_states", "split_batch"]
+           "pushpull_update", "save_states", "split_batch", "update_replicas"]
 
 
 def split_batch(data, ctx_list: Sequence[Context], batch_axis: int = 0,
@@ -65,7 +58,7 @@ def split_batch(data, ctx_list: Sequence[Context], batch_axis: int = 0,
         >>> [(p.shape, p.context) for p in parts]
         [((3, 2), cpu(0)), ((2, 2), cpu(1))]
     """
-    from . import nd
+    from .. import nd
 
     if isinstance(ctx_list, (Context, str)):
         ctx_list = [ctx_list]
@@ -157,7 +150,8 @@ def _keys(keys, n):
     return keys
 
 
-def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=None) -> None:
+def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=None,
+                    priorities=None) -> None:
     """Sum each parameter's gradient replicas and write the sum into every replica.
 
     Args:
@@ -168,6 +162,8 @@ def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=
             than ``grads[i]``: a replica whose gradient is left out of the sum still
             receives it). Default: ``grads`` itself (in place).
         keys: the store keys of the parameters (default ``0, 1, ...``).
+        priorities: the store priorities of the parameters (default ``0, -1, ...``:
+            the first parameters first).
 
     Example:
         >>> from core import nd, cpu, kvstore, parallel
@@ -181,12 +177,14 @@ def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=
     if len(outs) != len(grads):
         raise ValueError(f"allreduce_grads: out has {len(outs)} entries for {len(grads)} "
                          "parameters")
-    for i, (key, g, o) in enumerate(zip(_keys(keys, len(grads)), grads, outs)):
+    if priorities is None:
+        priorities = [-i for i in range(len(grads))]
+    for key, prio, g, o in zip(_keys(keys, len(grads)), priorities, grads, outs):
         g, o = list(g), list(o)
         if not g:
             continue
         if kvstore is not None:
-            kvstore.pushpull(key, g, out=o, priority=-i)
+            kvstore.pushpull(key, g, out=o, priority=prio)
         elif len(g) > 1 or len(o) > 1 or o[0] is not g[0]:
             copy_to_all(reduce_sum(g), o)
 
@@ -208,6 +206,50 @@ def pushpull_update(kvstore, grads: Sequence[Sequence[NDArray]],
     for i, (key, g, w) in enumerate(zip(_keys(keys, len(grads)), grads, weights)):
         if g:
             kvstore.pushpull(key, list(g), out=list(w), priority=-i)
+
+
+def update_replicas(updaters: Sequence, grads: Sequence[Sequence[NDArray]],
+                    weights: Sequence[Sequence[NDArray]], keys=None) -> None:
+    """Update every replica with its own updater: ``updaters[r]`` gets, in one call,
+    the keys, the gradients and the weights of context ``r`` (after
+    :func:`allreduce_grads`, the same summed gradient on every context).
+
+    Args:
+        updaters: one ``core.optimizer.Updater`` per context.
+        grads: per parameter, its gradient replicas (``grads[i][r]``).
+        weights: per parameter, its weight replicas, updated in place.
+        keys: the updaters' indices of the parameters (default ``0, 1, ...``): they
+            key the optimizer states and ``lr_mult``/``wd_mult``.
+
+    Raises:
+        ValueError: a parameter whose replica count differs from ``len(updaters)``.
+
+    Example:
+        >>> from core import nd, cpu, optimizer, parallel
+        >>> sgd = optimizer.SGD(learning_rate=0.5)
+        >>> ups = [optimizer.get_updater(sgd) for _ in range(2)]
+        >>> w = [nd.ones((2,), ctx=cpu(0)), nd.ones((2,), ctx=cpu(1))]
+        >>> g = [nd.ones((2,), ctx=cpu(0)), nd.ones((2,), ctx=cpu(1))]
+        >>> parallel.update_replicas(ups, [g], [w])
+        >>> w[1].asnumpy().tolist()
+        [0.5, 0.5]
+    """
+    grads, weights = list(grads), list(weights)
+    keys = _keys(keys, len(grads))
+    n = len(updaters)
+    per_ctx = [([], [], []) for _ in range(n)]
+    for key, g, w in zip(keys, grads, weights):
+        g, w = list(g), list(w)
+        if len(g) != n or len(w) != n:
+            raise ValueError(f"update_replicas: parameter {key!r} has {len(w)} weight and "
+                             f"{len(g)} gradient replicas for {n} updaters (one per context)")
+        for (idx, gs, ws), gr, wr in zip(per_ctx, g, w):
+            idx.append(key)
+            gs.append(gr)
+            ws.append(wr)
+    for updater, (idx, gs, ws) in zip(updaters, per_ctx):
+        if idx:
+            updater(idx, gs, ws)
 
 
 def broadcast_params(kvstore, weights: Sequence[Sequence[NDArray]], keys=None) -> None:
