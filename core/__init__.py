@@ -14,6 +14,7 @@ from . import (
     autograd,
     context,
     dtypes,
+    engine,
     initializer,
     kvstore,
     lr_scheduler,
@@ -23,6 +24,7 @@ from . import (
     ops,
     optimizer,
     parallel,
+    profiler,
     random,
     serialization,
     sym,
@@ -30,11 +32,12 @@ from . import (
     viz,
 )
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .engine import wait_all as waitall
 from .ndarray import NDArray, array, from_dlpack
 
 __version__ = "0.1.0"
 init = initializer  # MXNet's mx.init
 
 __all__ = ["Context", "NDArray", "__version__", "array", "autograd", "context", "cpu",
-           "cpu_pinned", "current_context", "dtypes", "from_dlpack", "gpu", "init", "initializer", "kvstore", "lr_scheduler",
-           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "parallel", "random", "serialization", "sym", "symbol", "viz"]
+           "cpu_pinned", "current_context", "dtypes", "engine", "from_dlpack", "gpu", "init", "initializer", "kvstore", "lr_scheduler",
+           "metric", "nd", "np", "num_gpus", "ops", "optimizer", "parallel", "profiler", "random", "serialization", "sym", "symbol", "viz", "waitall"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy
 
 from . import autograd as _ag
+from . import engine as _engine
 from .context import Context, as_context
 from .dtypes import as_dtype
 
@@ -65,7 +66,7 @@ class NDArray:
         42.0
     """
 
-    __slots__ = ("__weakref__", "_ctx", "_data", "_grad", "_node", "_version")
+    __slots__ = ("__weakref__", "_ctx", "_data", "_grad", "_node", "_var", "_version")
     __array_priority__ = 1000.0
     __array_ufunc__ = None  # numpy defers to our reflected operators
 
@@ -81,6 +82,7 @@ class NDArray:
         self._node = None
         self._grad = None
         self._version = 0
+        self._var = None
 
     @classmethod
     def _make(cls, data, ctx, node):
@@ -90,6 +92,7 @@ class NDArray:
         a._node = node
         a._grad = None
         a._version = 0
+        a._var = None
         return a
 
     # ------------------------------------------------------------------ properties
@@ -135,7 +138,9 @@ class NDArray:
 
     # ------------------------------------------------------------------ data access
     def asnumpy(self) -> numpy.ndarray:
-        """A NumPy copy of the data (synchronizes with the device)."""
+        """A NumPy copy of the data (synchronizes with the device and the engine)."""
+        if self._var is not None:
+            _engine._wait_read(self, "asnumpy")
         d = self._data
         if type(d) is Placeholder:
             raise AbstractValueError("abstract evaluation: the values of an array of shape "
@@ -164,19 +169,37 @@ class NDArray:
         return self.asnumpy().tolist()
 
     def wait_to_read(self) -> None:
-        """Block until the data is computed (a device synchronization on GPU)."""
+        """Block until the data is computed: pending engine work that writes this array
+        is done (``core.engine``), and on GPU the device has finished.
+
+        Raises:
+            core.engine.EngineError: pushed work that wrote this array failed.
+        """
+        if self._var is not None:
+            _engine._wait_read(self, "wait_to_read")
         if self._ctx.device_type != "cpu":
             with self._ctx.device_guard():
                 self._ctx.xp.cuda.get_current_stream().synchronize()
 
     def wait_to_write(self) -> None:
-        self.wait_to_read()
+        """Block until all pending engine work on this array (reads and writes) is done.
+
+        Raises:
+            core.engine.EngineError: pushed work that wrote this array failed.
+        """
+        if self._var is not None:
+            _engine._wait_write(self, "wait_to_write")
+        if self._ctx.device_type != "cpu":
+            with self._ctx.device_guard():
+                self._ctx.xp.cuda.get_current_stream().synchronize()
 
     def __array__(self, dtype=None, copy=None):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __dlpack__(self, stream=None, **kwargs):
+        if self._var is not None:
+            _engine._wait_read(self, "__dlpack__")
         if stream is None:
             return self._data.__dlpack__()
         return self._data.__dlpack__(stream=stream)
@@ -222,7 +245,9 @@ class NDArray:
         """The same data, cut from the graph."""
         if type(self._data) is Placeholder and _traced(self, None):
             return _invoke(_R["BlockGrad"], (self,), _EMPTY)  # a graph records the cut
-        return NDArray._make(self._data, self._ctx, None)
+        d = NDArray._make(self._data, self._ctx, None)
+        d._var = self._var  # the same memory: the same engine variable
+        return d
 
     # ------------------------------------------------------------------ autograd
     def attach_grad(self, grad_req: str = "write", stype=None) -> None:
@@ -247,6 +272,8 @@ class NDArray:
         self._node = (_ag.VarNode(self, grad_req), 0)
 
     def _receive_grad(self, g, grad_req, create_graph):
+        if self._grad is not None and self._grad._var is not None:
+            _engine._wait_write(self._grad, "backward")
         if g.dtype != self.dtype:
             g = g.astype(self.dtype)
         if create_graph or self._grad is None:
@@ -312,6 +339,10 @@ class NDArray:
         return _invoke(_R["_getitem"], (self,), {"key": _norm_key(self, key)})
 
     def __setitem__(self, key, value):
+        if self._var is not None:
+            _engine._wait_write(self, "__setitem__")
+        if isinstance(value, NDArray) and value._var is not None:
+            _engine._wait_read(value, "__setitem__")
         key = _norm_key(self, key)
         if isinstance(value, NDArray) and value._ctx is not self._ctx:
             raise ValueError(f"__setitem__: the value is on {value._ctx} but the array is on "
@@ -352,6 +383,10 @@ class NDArray:
                 "it outside autograd.record()")
 
     def _inplace(self, name, other):
+        if self._var is not None:
+            _engine._wait_write(self, f"in-place {name}")
+        if isinstance(other, NDArray) and other._var is not None:
+            _engine._wait_read(other, f"in-place {name}")
         if _ag._state.recording and (self._node is not None or (
                 isinstance(other, NDArray) and other._node is not None)) or _traced(self, other):
             if _ag._state.recording:

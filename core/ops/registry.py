@@ -21,7 +21,11 @@ from typing import Any
 
 import numpy
 
+from time import perf_counter as _perf_counter
+
 from .. import autograd as _ag
+from .. import engine as _engine
+from .. import profiler as _profiler
 from ..context import Context, current_context
 from ..ndarray import AbstractValueError, NDArray, Placeholder
 
@@ -263,6 +267,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
                 in_ctx = c
             elif c is not in_ctx:
                 raise _context_error(op, inputs)
+            if x._var is not None:  # pushed engine work named it: wait for its writes
+                _engine._wait_read(x, op.name)
             raw.append(x._data)
         else:
             if x is not None and not isinstance(x, _SCALARS):
@@ -281,7 +287,9 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
         out_ctx = op.place(attrs, in_ctx)
         attrs = dict(attrs, _from=in_ctx)
     try:
-        if in_ctx.device_type == "cpu":
+        if _profiling:
+            out = _profiled_forward(op, xp, raw, attrs, in_ctx)
+        elif in_ctx.device_type == "cpu":
             out = op.forward(xp, *raw, **attrs)
         else:
             with in_ctx.device_guard():
@@ -312,7 +320,23 @@ def _wrap(o, ctx, xp):
     a._node = None
     a._grad = None
     a._version = 0
+    a._var = None
     return a
+
+
+# Set by core.profiler.set_state: while True, every forward is timed into the trace.
+_profiling = False
+
+
+def _profiled_forward(op, xp, raw, attrs, ctx):
+    t0 = _perf_counter()
+    try:
+        if ctx.device_type == "cpu":
+            return op.forward(xp, *raw, **attrs)
+        with ctx.device_guard():
+            return op.forward(xp, *raw, **attrs)
+    finally:
+        _profiler.record_operator(op.name, ctx, t0)
 
 
 # --------------------------------------------------------------------------- abstract mode
