@@ -36,7 +36,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import heapq
-import itertools
 import os
 import sys
 import threading
@@ -107,10 +106,10 @@ class Var:
 
 
 class _Op:
-    __slots__ = ("done", "fn", "name", "nwait", "priority", "reads", "released", "seq",
-                 "worker", "writes")
+    __slots__ = ("done", "fn", "name", "nwait", "priority", "reads", "released", "root",
+                 "seq", "worker", "writes")
 
-    def __init__(self, fn, reads, writes, worker, priority, name, seq):
+    def __init__(self, fn, reads, writes, worker, priority, name, seq, root):
         self.fn = fn
         self.reads = reads
         self.writes = writes
@@ -118,6 +117,7 @@ class _Op:
         self.priority = priority
         self.name = name
         self.seq = seq
+        self.root = root  # the seq of the work pushed from outside any work it descends from
         self.nwait = 0
         self.done = False
         self.released = None
@@ -142,6 +142,7 @@ class _Local(threading.local):
 
 
 _tls = _Local()
+_var_lock = threading.Lock()
 
 
 def new_var(name: str = "") -> Var:
@@ -155,7 +156,10 @@ def var_of(x) -> Var:
         return x
     v = x._var
     if v is None:
-        v = x._var = Var()
+        with _var_lock:  # two threads naming a new array at once get one Var
+            v = x._var
+            if v is None:
+                v = x._var = Var()
     return v
 
 
@@ -187,8 +191,11 @@ class Engine:
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)
         self._workers: dict = {}
-        self._pending: dict = {}
-        self._seq = itertools.count()
+        self._pending: dict = {}  # seq -> op, for all work not finished
+        self._seq_heap: list = []  # the keys of _pending (lazily pruned)
+        self._roots: dict = {}  # root seq -> number of unfinished ops with that root
+        self._root_heap: list = []  # the keys of _roots (lazily pruned)
+        self._nseq = 0
         self._failures: list = []
         self._poisoned: list = []
 
@@ -201,12 +208,15 @@ class Engine:
         writes = _dedupe(write_vars)
         reads = _dedupe(read_vars, writes)
         key = _key(ctx)
+        stack = _tls.stack
         with self._lock:
             worker = None if self.naive else self._worker(key)
-            op = _Op(fn, reads, writes, worker, int(priority), str(name), next(self._seq))
-            if self.naive:
-                self._pending[op.seq] = op
-            else:
+            seq = self._nseq
+            self._nseq += 1
+            op = _Op(fn, reads, writes, worker, int(priority), str(name), seq,
+                     stack[-1].root if stack else seq)
+            self._add_pending(op)
+            if not self.naive:
                 self._enqueue(op)
         if self.naive:
             self._execute(op, key)
@@ -230,7 +240,6 @@ class Engine:
             v.queue.append([op, True, sat])
             v.nwrites += 1
             op.nwait += not sat
-        self._pending[op.seq] = op
         if op.nwait == 0:
             self._ready(op)
 
@@ -336,7 +345,32 @@ class Engine:
             op.done = True
             op.fn = None
             del self._pending[op.seq]
+            n = self._roots[op.root] - 1
+            if n:
+                self._roots[op.root] = n
+            else:
+                del self._roots[op.root]
             self._done.notify_all()
+
+    def _add_pending(self, op):
+        self._pending[op.seq] = op
+        heapq.heappush(self._seq_heap, op.seq)
+        n = self._roots.get(op.root, 0)
+        if not n:
+            heapq.heappush(self._root_heap, op.root)
+        self._roots[op.root] = n + 1
+
+    def _min_seq(self):
+        h = self._seq_heap
+        while h and h[0] not in self._pending:
+            heapq.heappop(h)
+        return h[0] if h else None
+
+    def _min_root(self):
+        h = self._root_heap
+        while h and h[0] not in self._roots:
+            heapq.heappop(h)
+        return h[0] if h else None
 
     def release(self, x) -> None:
         """Inside running pushed work: end its hold on ``x`` early (see module docs)."""
@@ -356,26 +390,34 @@ class Engine:
             self._leave(op, v)
 
     # ------------------------------------------------------------------ waiting
-    def _cutoff(self):
-        """Work pushed at or after this sequence number is not waited for by this thread:
-        inside pushed work, that is the innermost running op (later work may depend on
-        it). Work run while waiting always has a smaller number than the work it runs
-        inside, so the innermost is also the earliest."""
-        stack = _tls.stack
-        return stack[-1].seq if stack else None
+    def _horizon(self):
+        """``(blocks, cutoff)``: which unfinished work this thread's waits wait for.
 
-    def _wait(self, targets):
-        """Wait until every op in ``targets`` is done (lock held). A worker thread runs
-        other ready work of its own queue while it waits, so nested waits cannot starve."""
+        Outside pushed work: the work pushed before the wait began, and whatever that
+        work pushes itself (same ``root``). Inside pushed work: only work pushed before
+        the running work (``seq < cutoff``); later work may depend on it. Work that a
+        worker runs while it waits was pushed before the work it runs inside, so the
+        innermost running work has the smallest number (the naive engine is the other way
+        round: hence the ``min``).
+        """
+        stack = _tls.stack
+        if stack:
+            cutoff = min(op.seq for op in stack)
+            return (lambda op: op.seq < cutoff), cutoff
+        limit = self._nseq
+        return (lambda op: op.root < limit), None
+
+    def _wait(self, busy, cutoff):
+        """Wait while ``busy()`` (lock held). A worker thread runs ready earlier work of its
+        own queue while it waits, so waits inside pushed work cannot deadlock."""
         w = _tls.worker
         if w is None or self.naive:
-            while any(not op.done for op in targets):
+            while busy():
                 self._done.wait()
             return
-        cutoff = self._cutoff()
         w.helping += 1
         try:
-            while any(not op.done for op in targets):
+            while busy():
                 op = self._pop_before(w, cutoff)
                 if op is None:
                     self._done.wait()
@@ -403,11 +445,13 @@ class Engine:
     def wait_for_var(self, x, write: bool = False, where: str = "") -> None:
         v = var_of(x)
         with self._lock:
-            cutoff = self._cutoff()
-            targets = [e[0] for e in v.queue if (write or e[1])
-                       and (cutoff is None or e[0].seq < cutoff)]
-            if targets:
-                self._wait(targets)
+            blocks, cutoff = self._horizon()
+
+            def busy():
+                return any((write or e[1]) and blocks(e[0]) for e in v.queue)
+
+            if v.queue and busy():
+                self._wait(busy, cutoff)
             failure = v.error
         if failure is not None:
             failure.reported = True
@@ -415,11 +459,19 @@ class Engine:
 
     def wait_all(self) -> None:
         with self._lock:
-            cutoff = self._cutoff()
-            targets = [op for seq, op in self._pending.items()
-                       if cutoff is None or seq < cutoff]
-            if targets:
-                self._wait(targets)
+            blocks, cutoff = self._horizon()
+            if cutoff is None:
+                limit = self._nseq
+
+                def busy():
+                    r = self._min_root()
+                    return r is not None and r < limit
+            else:
+                def busy():
+                    s = self._min_seq()
+                    return s is not None and s < cutoff
+
+            self._wait(busy, cutoff)
             failures = [f for f in self._failures if not f.reported]
             self._failures = []
             for v in self._poisoned:

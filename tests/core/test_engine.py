@@ -338,3 +338,40 @@ def test_core_exports():
     engine.push(lambda: None, write_vars=[a], ctx=cpu(0))
     assert a._var is not None and a.detach()._var is a._var
     core.waitall()
+
+
+def test_waits_cover_work_pushed_by_pushed_work():
+    g = nd.zeros((1,))
+    done = []
+
+    pushed = threading.Event()
+
+    def child():
+        time.sleep(0.05)
+        g[:] = len(done) + 1
+        done.append("child")
+
+    def parent():
+        engine.push(child, write_vars=[g], ctx=cpu(2), name="child")
+        pushed.set()
+
+    engine.push(parent, ctx=cpu(1), name="parent")
+    engine.wait_all()  # waits for the child too, though it was pushed after the call
+    assert done == ["child"]
+    pushed.clear()
+    engine.push(parent, ctx=cpu(1), name="parent")
+    assert pushed.wait(5)
+    assert g.asnumpy().tolist() == [2.0]  # the child's write, pending at the sync
+
+
+def test_waitall_inside_naive_work_does_not_wait_for_itself():
+    with engine.naive():
+        a = nd.zeros((1,))
+
+        def outer():
+            engine.push(lambda: a.__setitem__(slice(None), 2), write_vars=[a], name="inner")
+            engine.wait_all()
+            a.wait_to_read()
+
+        engine.push(outer, write_vars=[a], name="outer")
+        assert a.asnumpy().tolist() == [2.0]
