@@ -19,6 +19,97 @@ from . import linalg, random  # noqa: F401
 
 globals().update(_namespace("np"))
 
+from ._creation import (  # noqa: F401 - MXNet's signatures and float default
+    arange,
+    empty,
+    eye,
+    full,
+    identity,
+    linspace,
+    logspace,
+    ones,
+    tri,
+    zeros,
+)
+from ._math import (  # noqa: F401
+    allclose,
+    array_equal,
+    average,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    blackman,
+    cross,
+    diff,
+    ediff1d,
+    fmax,
+    fmin,
+    fmod,
+    gcd,
+    hamming,
+    hanning,
+    interp,
+    isclose,
+    isneginf,
+    isposinf,
+    kron,
+    lcm,
+    ldexp,
+    median,
+    nan_to_num,
+    percentile,
+    polyval,
+    positive,
+    quantile,
+    trace,
+    vdot,
+)
+from ._mode import default_float as _default_float
+from ._shaping import (  # noqa: F401
+    append,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    column_stack,
+    delete,
+    diagflat,
+    diagonal,
+    dsplit,
+    dstack,
+    fill_diagonal,
+    fliplr,
+    flipud,
+    hsplit,
+    hstack,
+    insert,
+    meshgrid,
+    resize,
+    rollaxis,
+    rot90,
+    row_stack,
+    vsplit,
+    vstack,
+)
+from ._values import (  # noqa: F401 - value-dependent shapes: computed on the host
+    argwhere,
+    bincount,
+    count_nonzero,
+    diag_indices_from,
+    flatnonzero,
+    genfromtxt,
+    histogram,
+    indices,
+    may_share_memory,
+    nonzero,
+    shape,
+    shares_memory,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unique,
+    unravel_index,
+)
+
 ndarray = NDArray
 pi = _numpy.pi
 e = _numpy.e
@@ -29,21 +120,33 @@ float16, float32, float64 = _numpy.float16, _numpy.float32, _numpy.float64
 int8, int16, int32, int64, uint8 = _numpy.int8, _numpy.int16, _numpy.int32, _numpy.int64, \
     _numpy.uint8
 bool_ = _numpy.bool_
+float_ = double = _numpy.float64
+int_ = _numpy.int64
+dtype = _numpy.dtype
+finfo, iinfo = _numpy.finfo, _numpy.iinfo
+round_ = round
 
 
-def array(object, dtype=None, ctx=None, device=None):
-    """An array from any array-like; NumPy arrays and NDArrays keep their dtype.
+def array(object, dtype=None, ctx=None, device=None, copy: bool = True) -> NDArray:
+    """An array on ``device``/``ctx`` from any array-like.
 
-    Python floats become float32 (MXNet's NumPy default); Python ints become int64.
+    NumPy arrays and NDArrays keep their dtype; Python floats become float32 (MXNet's
+    NumPy default; float64 after ``npx.set_np(dtype=True)``); Python ints become int64
+    and bools bool.
+
+    Example:
+        >>> from core import np
+        >>> np.array([1.0, 2.0]).dtype, np.array([1, 2]).dtype
+        (dtype('float32'), dtype('int64'))
     """
     if dtype is None:
         if isinstance(object, NDArray):
             dtype = object.dtype
         else:
             src = _numpy.asarray(object)
-            dtype = "float32" if (src.dtype == _numpy.float64 and not isinstance(
+            dtype = _default_float() if (src.dtype == _numpy.float64 and not isinstance(
                 object, _numpy.ndarray)) else src.dtype
-    return _nd_array(object, ctx=ctx or device, dtype=dtype)
+    return _nd_array(object, ctx=ctx if ctx is not None else device, dtype=dtype)
 
 
 asarray = array

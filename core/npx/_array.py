@@ -156,12 +156,12 @@ def arange_like(data, start: float = 0.0, step: float = 1.0, repeat: int = 1, ct
         >>> npx.arange_like(np.zeros((2, 3)), axis=1).tolist()
         [0.0, 1.0, 2.0]
     """
-    from .. import np as _np
+    from .. import nd as _nd
 
     shape = tuple(data.shape)
     n = shape[axis] if axis is not None else _prod(shape)
     count = -(-n // repeat)
-    vals = _np.arange(start, start + step * count, step, repeat=repeat, dtype="float32",
+    vals = _nd.arange(start, start + step * count, step, repeat=repeat, dtype="float32",
                       ctx=ctx if ctx is not None else data.context)
     if vals.shape[0] != n:  # float steps may give one value too many
         vals = vals[:n]
