@@ -14,6 +14,12 @@ the same optimizer state, so the replicas stay bitwise identical. With
 (on the first context), and the new weight is copied into every replica; ``step`` is
 then the only way to update.
 
+:meth:`Trainer.forward_backward` runs the replicas' forward and backward passes
+concurrently, one per context on the dependency engine's workers, and starts each
+parameter's all-reduce as soon as backward is done with it on every context, so the
+summing overlaps the rest of backward (``core.parallel.forward_backward``); the next
+``step`` then only updates.
+
 Example:
     >>> from core import nd, autograd
     >>> from gluon import Parameter, Trainer
@@ -28,8 +34,8 @@ Example:
 """
 from __future__ import annotations
 
+from core import autograd, parallel
 from core import optimizer as opt
-from core import parallel
 from core.kvstore import KVStoreBase
 
 from .parameter import Parameter, ParameterDict
@@ -112,6 +118,7 @@ class Trainer:
         self._distributed = None
         self._params_to_init: list = []
         self._fresh = None  # freshness of the gradients, taken before allreduce_grads
+        self._pending = None  # (core.parallel.Step, keys) of the last forward_backward
         self._reset_kvstore()
 
     # ------------------------------------------------------------------ set-up
@@ -231,6 +238,26 @@ class Trainer:
             fresh.append(p._check_fresh())
         return fresh
 
+    def _take_pending(self) -> tuple:
+        """Freshness (as :meth:`_take_freshness`) and the indices of the parameters that
+        the last :meth:`forward_backward` all-reduced already; consumes that step.
+
+        For those, the freshness is what backward wrote (the all-reduce writes every
+        replica, stale ones too).
+        """
+        fresh = self._take_freshness()
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return fresh, set()
+        step, keys = pending
+        step.wait()
+        done = set()
+        for j, i in enumerate(keys):
+            if step.reduced[j]:
+                fresh[i] = list(step.fresh[j])
+                done.add(i)
+        return fresh, done
+
     def _check_stale(self, fresh: list) -> None:
         for p, f in zip(self._params, fresh):
             if f is None or all(f):
@@ -263,14 +290,14 @@ class Trainer:
         """
         self._check_and_rescale_grad(self._scale / batch_size)
         self._prepare()
-        fresh = self._take_freshness()
+        fresh, reduced = self._take_pending()
         if not ignore_stale_grad:
             self._check_stale(fresh)
         if self._kvstore is not None and self._update_on_kvstore:
             self._fresh = None
             self._update_on_store(fresh)
             return
-        self._allreduce_grads(fresh)
+        self._allreduce_grads(fresh, reduced)
         self._fresh = None
         self._update(fresh)
 
@@ -290,23 +317,89 @@ class Trainer:
             raise RuntimeError("allreduce_grads() when parameters are updated on kvstore is "
                                "not supported. Try setting `update_on_kvstore` to False when "
                                "creating trainer.")
-        fresh = self._take_freshness()
+        fresh, reduced = self._take_pending()
         if self._fresh is None:  # the first call since the last update counts
             self._fresh = fresh
-        self._allreduce_grads(fresh)
+        self._allreduce_grads(fresh, reduced)
 
-    def _allreduce_grads(self, fresh: list) -> None:
+    def _allreduce_grads(self, fresh: list, reduced=frozenset()) -> None:
+        """Sum the fresh gradients, except those of ``reduced`` (summed already)."""
         if len(self._contexts) <= 1 and self._kvstore is None:
             return
         keys, grads, outs = [], [], []
         for i, (p, f) in enumerate(zip(self._params, fresh)):
-            if f is None or not any(f):
+            if f is None or not any(f) or i in reduced:
                 continue
             g = p.list_grad()
             keys.append(i)
             grads.append([x for x, ok in zip(g, f) if ok])
             outs.append(g)
         parallel.allreduce_grads(self._kvstore, grads, out=outs, keys=keys)
+
+    def forward_backward(self, fn, *data, batch_axis: int = 0, even_split: bool = False,
+                         overlap: bool = True) -> list:
+        """Forward and backward on every context at once, the all-reduce overlapping.
+
+        Each array of ``data`` is split along ``batch_axis`` over the trainer's
+        contexts (``split_and_load``); on each context's engine worker, ``fn`` runs on
+        that context's slices under ``autograd.record()`` and backward runs from the
+        loss it returns; as soon as a parameter's gradient is final on every context,
+        its all-reduce starts (the first layers first when several wait). Then call
+        :meth:`step` (or :meth:`allreduce_grads` and :meth:`update`): it updates with
+        the summed gradients without summing them again. The results equal a
+        ``backward`` per context followed by :meth:`step`.
+
+        ``fn`` runs on worker threads: it must not read or write state shared by the
+        contexts (a Block's parameters per context and its layers are fine). A first
+        call with deferred-initialized parameters runs ``fn`` once on the first slice
+        outside ``record`` (in predict mode) to initialize them.
+
+        Args:
+            fn: ``fn(*slices) -> loss`` (an NDArray, or a list of them).
+            *data: the batch's arrays (data, labels, ...), NDArrays or array-likes.
+            batch_axis: the axis to split along.
+            even_split: require the batch to split evenly over the contexts.
+            overlap: False starts the all-reduces only after every backward finished
+                (to measure what the overlap saves; the same results).
+
+        Returns:
+            The losses, one per context (what ``fn`` returned there).
+
+        Raises:
+            ValueError: no data, or data that cannot be split as asked.
+            core.engine.EngineError: ``fn`` or backward raised on some context (the
+                message names the context and the original error).
+
+        Example:
+            >>> from core import nd, cpu
+            >>> from gluon import nn, Trainer, loss as gloss
+            >>> net = nn.Dense(1, in_units=2); net.initialize(ctx=[cpu(0), cpu(1)])
+            >>> trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+            >>> l2 = gloss.L2Loss()
+            >>> x, y = nd.ones((4, 2)), nd.zeros((4, 1))
+            >>> losses = trainer.forward_backward(lambda a, b: l2(net(a), b), x, y)
+            >>> [loss.shape for loss in losses]
+            [(2,), (2,)]
+            >>> trainer.step(4)
+        """
+        if not data:
+            raise ValueError("Trainer.forward_backward: no data to split over the contexts")
+        self._prepare()
+        ctxs = self._contexts
+        slices = [parallel.split_batch(d, ctxs, batch_axis, even_split) for d in data]
+        batches = list(zip(*slices))
+        if any(p._deferred_init for p in self._params):
+            with autograd.pause():  # shapes come from a first forward
+                fn(*batches[0])
+            self._prepare()
+        keys = [i for i, p in enumerate(self._params) if p.grad_req != "null"]
+        params = [self._params[i].list_data() for i in keys]
+        on_store = self._kvstore is not None and self._update_on_kvstore
+        reduce = not on_store and (len(ctxs) > 1 or self._kvstore is not None)
+        step = parallel.forward_backward(fn, batches, params, kvstore=self._kvstore,
+                                         keys=keys, reduce=reduce, overlap=overlap)
+        self._pending = (step, keys)
+        return step.losses
 
     def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
         """Update the parameters with their gradients (after :meth:`allreduce_grads`).
@@ -326,7 +419,11 @@ class Trainer:
                                "supported. Try setting `update_on_kvstore` to False when "
                                "creating trainer.")
         self._check_and_rescale_grad(self._scale / batch_size)
-        fresh = self._fresh if self._fresh is not None else self._take_freshness()
+        if self._fresh is not None:
+            fresh = self._fresh
+            self._pending = None
+        else:
+            fresh = self._take_pending()[0]
         self._fresh = None
         if not ignore_stale_grad:
             self._check_stale(fresh)
@@ -335,19 +432,15 @@ class Trainer:
     def _update(self, fresh: list) -> None:
         """Update every replica of each parameter with a fresh gradient (one updater call
         per context, all parameters at once), then mark the gradients consumed."""
-        per_ctx = [([], [], []) for _ in self._updaters]
-        done = []
+        keys, grads, weights, done = [], [], [], []
         for i, (p, f) in enumerate(zip(self._params, fresh)):
             if f is None or not any(f):
                 continue
-            for (idx, gs, ws), w, g in zip(per_ctx, p.list_data(), p.list_grad()):
-                idx.append(i)
-                gs.append(g)
-                ws.append(w)
+            keys.append(i)
+            grads.append(p.list_grad())
+            weights.append(p.list_data())
             done.append(p)
-        for updater, (idx, gs, ws) in zip(self._updaters, per_ctx):
-            if idx:
-                updater(idx, gs, ws)
+        parallel.update_replicas(self._updaters, grads, weights, keys=keys)
         for p in done:
             p._mark_stale()
 

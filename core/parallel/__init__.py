@@ -11,7 +11,8 @@ first). Then every replica is updated with its own updater (:func:`update_replic
 the same rule, summed gradient and states, so the replicas stay bitwise identical),
 or the update runs once on the store (:func:`pushpull_update`, ``update_on_kvstore``).
 
-Modules: ``collective`` (split, all-reduce, broadcast, update, optimizer states).
+Modules: ``collective`` (split, all-reduce, broadcast, update, optimizer states) and
+``step`` (the overlapped forward/backward).
 
 Example:
     >>> from core import nd, cpu, parallel
@@ -23,15 +24,17 @@ Example:
 from __future__ import annotations
 
 from .collective import (
-                         allreduce_grads,
-                         broadcast_params,
-                         create_kvstore,
-                         load_states,
-                         pushpull_update,
-                         save_states,
-                         split_batch,
-                         update_replicas,
+    allreduce_grads,
+    broadcast_params,
+    create_kvstore,
+    load_states,
+    pushpull_update,
+    save_states,
+    split_batch,
+    update_replicas,
 )
+from .step import Step, forward_backward
 
-__all__ = ["allreduce_grads", "broadcast_params", "create_kvstore", "load_states",
-           "pushpull_update", "save_states", "split_batch", "update_replicas"]
+__all__ = ["Step", "allreduce_grads", "broadcast_params", "create_kvstore",
+           "forward_backward", "load_states", "pushpull_update", "save_states",
+           "split_batch", "update_replicas"]

@@ -348,3 +348,94 @@ def test_deferred_parameters():
     before = layer.weight.data().asnumpy()
     trainer.step(1)
     np.testing.assert_allclose(layer.weight.data().asnumpy(), before - 0.1)
+
+
+# ---------------------------------------------------------------------- forward_backward
+
+def _fb_step(net, trainer, x, y, overlap=True):
+    """Trainer.forward_backward (replicas on engine workers, overlapped all-reduce)."""
+    losses = trainer.forward_backward(lambda a, b: ((net(a) - b) ** 2).sum() / 2,
+                                      nd.array(x, dtype="float64"),
+                                      nd.array(y, dtype="float64"), overlap=overlap)
+    trainer.step(x.shape[0])
+    return losses
+
+
+@pytest.mark.multi_device
+@pytest.mark.parametrize("opt, opt_params, kvstore, on_kv, overlap", [
+    ("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}, "device", None, True),
+    ("adam", {"learning_rate": 0.02}, None, None, False),
+    ("adam", {"learning_rate": 0.02}, "device", True, True),
+])
+def test_forward_backward_equals_sequential_step(opt, opt_params, kvstore, on_kv, overlap):
+    seq, net, ref = _mlp(CTX2), _mlp(CTX2), _mlp(cpu(0))
+    t_seq, t_fb, t_ref = (Trainer(n.collect_params(), opt, dict(opt_params),
+                                  kvstore=kvstore, update_on_kvstore=on_kv)
+                          for n in (seq, net, ref))
+    for step in range(3):
+        x, y = _data(8, seed=10 + step)
+        _train_step(seq, t_seq, x, y, CTX2)
+        losses = _fb_step(net, t_fb, x, y, overlap)
+        _train_step(ref, t_ref, x, y, [cpu(0)])
+        assert [loss.context for loss in losses] == CTX2
+    want = _params_np(ref)
+    for c in CTX2:  # bitwise the sequential path; the one-context run up to rounding
+        got, seq_c = _params_np(net, c), _params_np(seq, c)
+        for k in want:
+            np.testing.assert_array_equal(got[k], seq_c[k])
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.multi_device
+def test_forward_backward_then_allreduce_clip_update_sums_once():
+    net, seq = _mlp(CTX2), _mlp(CTX2)
+    t_fb, t_seq = (Trainer(n.collect_params(), "sgd", {"learning_rate": 0.5})
+                   for n in (net, seq))
+    x, y = _data(8)
+    t_fb.forward_backward(lambda a, b: ((net(a) - b) ** 2).sum() / 2,
+                          nd.array(x, dtype="float64"), nd.array(y, dtype="float64"))
+    t_fb.allreduce_grads()  # summed already: nothing more is added
+    xs = split_and_load(nd.array(x, dtype="float64"), CTX2)
+    ys = split_and_load(nd.array(y, dtype="float64"), CTX2)
+    with autograd.record():
+        losses = [((seq(a) - b) ** 2).sum() / 2 for a, b in zip(xs, ys)]
+    autograd.backward(losses)
+    t_seq.allreduce_grads()
+    for p, q in zip(net.collect_params().values(), seq.collect_params().values()):
+        for c in CTX2:
+            np.testing.assert_array_equal(p.grad(c).asnumpy(), q.grad(c).asnumpy())
+    params = list(net.collect_params().values())
+    clip_global_norm([p.grad(cpu(0)) for p in params], 1.0)
+    t_fb.update(8)
+    with pytest.raises(StaleGradientError):
+        t_fb.step(8)  # nothing new since the update
+
+
+@pytest.mark.multi_device
+def test_forward_backward_stale_replica_and_deferred_init():
+    w = Parameter("w", shape=(2,), init="zeros", dtype="float64")
+    w.initialize(ctx=CTX2)
+    trainer = Trainer([w], "sgd", {"learning_rate": 1.0})
+    x = nd.array([[1.0, 2.0], [5.0, 5.0]], dtype="float64")
+
+    def fn(a):  # w is used on cpu(0) only
+        return (w.data(a.context) * a).sum() if a.context == cpu(0) else a.sum()
+
+    trainer.forward_backward(fn, x)
+    with pytest.raises(StaleGradientError, match=r"cpu\(1\)"):
+        trainer.step(1)
+    trainer.forward_backward(fn, x)
+    trainer.step(1, ignore_stale_grad=True)
+    for c in CTX2:  # cpu(1)'s stale gradient added nothing to the sum
+        assert w.data(c).asnumpy().tolist() == [-1.0, -2.0]
+
+    layer = Dense(2, 3)
+    layer.weight.shape = (2, 0)
+    layer.weight._allow_deferred_init = True
+    layer.initialize(ctx=CTX2)
+    t = Trainer(layer.collect_params(), "sgd", {"learning_rate": 0.1})
+    losses = t.forward_backward(lambda a: layer(a).sum(), nd.ones((4, 3), dtype="float64"))
+    t.step(4)
+    assert layer.weight.shape == (2, 3) and len(losses) == 2
+    np.testing.assert_array_equal(layer.weight.data(cpu(0)).asnumpy(),
+                                  layer.weight.data(cpu(1)).asnumpy())
