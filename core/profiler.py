@@ -64,7 +64,17 @@ _tid_lock = threading.Lock()
 _t_origin = time.perf_counter()
 
 
+_pid: list = []  # the process rank, read from the environment once
+
+
 def _rank() -> int:
+    if _pid:
+        return _pid[0]
+    _pid.append(_env_rank())
+    return _pid[0]
+
+
+def _env_rank() -> int:
     for k in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
               "SLURM_PROCID"):
         v = os.environ.get(k)
@@ -172,11 +182,15 @@ def record(name: str, category: str, t_start: float, t_end: float, track: str | 
 def record_operator(name: str, ctx, t_start: float) -> None:
     """Dispatcher hook: an operator on ``ctx`` ran from ``t_start`` until now."""
     t_end = time.perf_counter()
-    from . import engine
-
-    w = engine._tls.worker
+    w = _engine_tls().worker
     track = w.label if w is not None else str(ctx)
     record(name, "operator", t_start, t_end, track, {"device": str(ctx)})
+
+
+def _engine_tls():
+    from .engine import _tls  # core.engine imports this module: import late
+
+    return _tls
 
 
 @contextlib.contextmanager
@@ -205,9 +219,7 @@ def scope(name: str, category: str = "communication", ctx=None):
         if ctx is not None:
             track = str(ctx)
         else:
-            from . import engine
-
-            w = engine._tls.worker
+            w = _engine_tls().worker
             track = w.label if w is not None else None
         record(name, category, t0, time.perf_counter(), track,
                {"device": str(ctx)} if ctx is not None else None)
@@ -222,7 +234,8 @@ def _trace(events) -> dict:
                                                                 key=lambda kv: kv[1])]
     meta += [{"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
               "args": {"sort_index": tid}} for tid in sorted(_tids.values())]
-    return {"traceEvents": meta + list(events), "displayTimeUnit": "ms"}
+    return {"traceEvents": meta + sorted(events, key=lambda e: e["ts"]),
+            "displayTimeUnit": "ms"}
 
 
 def dumps(reset: bool = False) -> str:
