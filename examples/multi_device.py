@@ -2,13 +2,19 @@
 
 The network of ``train_digits.py`` is initialized on both contexts
 (``net.initialize(ctx=[cpu(0), cpu(1)])``): every parameter gets one replica per
-context. Each batch is cut in two by ``gluon.utils.split_and_load``, one slice per
-context; each replica computes its slice's loss under ``autograd.record()`` and
-runs its own ``backward()``. ``trainer.step(batch_size)`` then sums the gradients
-over the contexts (the ``local`` kvstore) and updates every replica with the same
-summed gradient, so the replicas stay identical, which the script checks at the
-end. (BatchNorm's running statistics are not trained: each context keeps its own,
-from its own slices, as in MXNet.)
+context. ``trainer.forward_backward(fn, data, label)`` cuts each batch in two, one
+slice per context, and runs each replica's forward (``fn``: the slice's loss) and
+backward on its context's engine worker, concurrently; as soon as backward is done
+with a parameter on both contexts, its gradients are summed (the ``local`` kvstore)
+on the engine's communication worker while backward goes on with the layers below.
+``trainer.step(batch_size)`` then updates every replica with the same summed
+gradient, so the replicas stay identical, which the script checks at the end.
+``--sequential`` runs the classic loop instead (``split_and_load``, the losses
+under ``autograd.record()``, a ``backward()`` per context, ``step`` sums and
+updates); the two compute the same sums, step for step (only the random draws of
+the first step come in another order: ``forward_backward`` finishes the deferred
+initialization before the first Dropout draws). (BatchNorm's running statistics
+are not trained: each context keeps its own, from its own slices, as in MXNet.)
 
 The CPU contexts are logical devices sharing the host, so this runs anywhere; with
 GPUs, the same code runs on ``ctx_list = [core.gpu(0), core.gpu(1)]``.
@@ -17,6 +23,7 @@ Usage:
     python examples/multi_device.py                 # 12 epochs on cpu(0) and cpu(1)
     python examples/multi_device.py --short         # 1 epoch on a subset (a smoke run)
     python examples/multi_device.py --epochs 5 --batch-size 64 --num-contexts 4
+    python examples/multi_device.py --short --sequential   # one backward per context
 """
 from __future__ import annotations
 
@@ -44,6 +51,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--num-contexts", type=int, default=2,
                    help="how many CPU contexts: cpu(0), cpu(1), ...")
     p.add_argument("--hybridize", action="store_true", help="call net.hybridize()")
+    p.add_argument("--sequential", action="store_true",
+                   help="the classic loop: one backward per context in turn, then step")
     p.add_argument("--short", action="store_true",
                    help="a quick smoke run: 1 epoch on a 512-example subset")
     return p.parse_args(argv)
@@ -105,14 +114,20 @@ def train(args) -> float:
                    dynamic_ncols=True)
         total, n_batches = 0.0, 0
         for data, label in bar:
-            # One slice per context (the last, smaller batch splits unevenly).
-            datas = split_and_load(data, ctx_list, even_split=False)
-            labels = split_and_load(label, ctx_list, even_split=False)
-            with autograd.record():
-                losses = [loss_fn(net(x), y) for x, y in zip(datas, labels)]
-            for loss in losses:             # one backward per context
-                loss.backward()
-            trainer.step(data.shape[0])     # sum the gradients over contexts, then update
+            if args.sequential:
+                # One slice per context (the last, smaller batch splits unevenly).
+                datas = split_and_load(data, ctx_list, even_split=False)
+                labels = split_and_load(label, ctx_list, even_split=False)
+                with autograd.record():
+                    losses = [loss_fn(net(x), y) for x, y in zip(datas, labels)]
+                for loss in losses:         # one backward per context
+                    loss.backward()
+            else:
+                # Split, then forward + backward on every context at once, the gradients'
+                # sums overlapping backward.
+                losses = trainer.forward_backward(lambda x, y: loss_fn(net(x), y),
+                                                  data, label)
+            trainer.step(data.shape[0])     # sum what is not summed yet, then update
             total += sum(float(loss.sum().asscalar()) for loss in losses) / data.shape[0]
             n_batches += 1
             bar.set_postfix(loss=f"{total / n_batches:.4f}", refresh=False)

@@ -352,7 +352,8 @@ class Trainer:
         ``fn`` runs on worker threads: it must not read or write state shared by the
         contexts (a Block's parameters per context and its layers are fine). A first
         call with deferred-initialized parameters runs ``fn`` once on the first slice
-        outside ``record`` (in predict mode) to initialize them.
+        outside ``record`` (in predict mode) to initialize them (so their random draws
+        come before the first Dropout's, unlike in a first recorded forward).
 
         Args:
             fn: ``fn(*slices) -> loss`` (an NDArray, or a list of them).
