@@ -5,7 +5,10 @@ interface and registers new stores with its ``register`` decorator. Registered h
 
 - ``local`` (:class:`LocalKVStore`): one process, any number of contexts; values
   pushed from several contexts are summed on one context and pulled back identical.
-  ``create('device')`` gives it too until the NCCL device store exists.
+  ``create('device')`` gives it too until the device store is registered.
+- ``dist_sync`` (:class:`DistSyncKVStore`): several processes (one or many machines)
+  launched with ``mpirun``; sums over the processes with MPI (mpi4py), with a timeout
+  (``KBACKEND_DIST_TIMEOUT``) instead of hanging on a dead peer.
 
 Example:
     >>> from core import nd, cpu, kvstore
@@ -18,6 +21,9 @@ Example:
     [2.0, 2.0, 2.0]
 """
 from .base import KVStoreBase, create
+from .dist import DistSyncKVStore
 from .local import LocalKVStore
+from .mpi import DistError, DistTimeoutError
 
-__all__ = ["KVStoreBase", "LocalKVStore", "create"]
+__all__ = ["DistError", "DistSyncKVStore", "DistTimeoutError", "KVStoreBase",
+           "LocalKVStore", "create"]

@@ -8,8 +8,8 @@ both in one call, the all-reduce of data-parallel training.
 
 Stores are classes registered with :meth:`KVStoreBase.register` and created by name
 with ``core.kvstore.create(name)`` (MXNet 2.0's ``mx.kvstore``): ``local`` (one process,
-sums across contexts); the ``device`` (GPU to GPU through NCCL) and ``dist_sync``
-(several processes through MPI) stores come behind this same interface.
+sums across contexts), ``device`` (sums on the devices) and ``dist_sync`` (several
+processes through MPI).
 
 Example:
     >>> from core import kvstore
@@ -152,11 +152,9 @@ _FALLBACKS = {"device": "local", "nccl": "local"}
 def create(name: str = "local") -> KVStoreBase:
     """A new key-value store of the registered type ``name`` (case-insensitive).
 
-    ``'device'`` (and ``'nccl'``) create the local store until the NCCL device store is
-    registered: in one process both sum gradients over the contexts.
-
     Args:
-        name: the store type: ``'local'`` (or another registered name).
+        name: the store type: ``'local'``, ``'device'``, ``'dist_sync'`` (or another
+            registered name).
 
     Returns:
         The store.
@@ -180,9 +178,10 @@ def create(name: str = "local") -> KVStoreBase:
         klass = KVStoreBase.kv_registry.get(_FALLBACKS[key])
     if klass is None:
         known = ", ".join(repr(n) for n in sorted(KVStoreBase.kv_registry))
+        hint = (" (asynchronous distributed training is not implemented; use 'dist_sync')"
+                if key.startswith("dist") else "")
         raise ValueError(f"kvstore.create: unknown kvstore type {name!r}; registered types: "
-                         f"{known}. (Distributed stores such as 'dist_sync' are not available "
-                         "yet.)")
+                         f"{known}{hint}")
     return klass()
 
 

@@ -125,7 +125,7 @@ class LocalKVStore(KVStoreBase):
         if stored is not None and stored.shape != vals[0].shape:
             raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but the "
                              f"pushed value has shape {vals[0].shape}")
-        merged = reduce_sum(vals, None if stored is None else stored.context)
+        merged = reduce_sum(vals, self._merge_context(k, vals, stored))
         if self._updater is not None:
             if stored is None:
                 raise KeyError(f"kvstore.push: key {k!r} has not been initialized; call "
@@ -137,6 +137,11 @@ class LocalKVStore(KVStoreBase):
             if stored is not None and merged.dtype != stored.dtype:
                 merged = merged.astype(stored.dtype)
             self._store[k] = merged
+
+    def _merge_context(self, k, vals, stored):
+        """Where key ``k``'s pushed arrays are summed: the stored value's context (the
+        first pushed array's for a new key)."""
+        return vals[0].context if stored is None else stored.context
 
     def pull(self, key, out=None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Copy the value of ``key`` into ``out``.

@@ -32,6 +32,18 @@ def _check_int(name: str, value, minimum: int) -> int:
     return value
 
 
+def _part(what: str, length: int, num_parts, part_index) -> tuple[int, int]:
+    """``(start, size)`` of part ``part_index`` of ``num_parts`` equal parts of ``length``
+    (the last ``length % num_parts`` indices belong to no part)."""
+    num_parts = _check_int(f"{what}: num_parts", num_parts, 1)
+    part_index = _check_int(f"{what}: part_index", part_index, 0)
+    if part_index >= num_parts:
+        raise ValueError(f"{what}: part_index must be in [0, {num_parts}) for num_parts="
+                         f"{num_parts}, got {part_index}")
+    size = length // num_parts
+    return size * part_index, size
+
+
 def _generator():
     # The sampling generator: cpu(0)'s, which core.random.seed (ctx='all') reseeds.
     return core.random.get_generator(core.cpu(0))
@@ -50,19 +62,35 @@ class Sampler:
 class SequentialSampler(Sampler):
     """Samples ``start, start + 1, ..., start + length - 1`` in order.
 
+    With ``num_parts > 1`` it samples only part ``part_index`` of ``num_parts`` equal,
+    contiguous parts of those indices (as MXNet's data iterators' ``num_parts`` and
+    ``part_index``): the worker of rank ``r`` among ``n`` processes passes
+    ``num_parts=n, part_index=r`` and reads its own shard. Every part has
+    ``length // num_parts`` indices (the last ``length % num_parts`` are left out), so
+    every worker runs the same number of batches, which synchronous training needs.
+
     Args:
         length: how many indices.
         start: the first index.
+        num_parts: how many parts to split the indices into.
+        part_index: which part to sample, in ``[0, num_parts)``.
+
+    Raises:
+        ValueError: ``part_index`` out of range, or a negative length or start.
 
     Example:
         >>> from gluon.data import SequentialSampler
         >>> list(SequentialSampler(3, start=5))
         [5, 6, 7]
+        >>> list(SequentialSampler(7, num_parts=2, part_index=1))
+        [3, 4, 5]
     """
 
-    def __init__(self, length: int, start: int = 0):
-        self._length = _check_int("SequentialSampler: length", length, 0)
-        self._start = _check_int("SequentialSampler: start", start, 0)
+    def __init__(self, length: int, start: int = 0, num_parts: int = 1, part_index: int = 0):
+        length = _check_int("SequentialSampler: length", length, 0)
+        start = _check_int("SequentialSampler: start", start, 0)
+        offset, self._length = _part("SequentialSampler", length, num_parts, part_index)
+        self._start = start + offset
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(self._start, self._start + self._length))
@@ -78,8 +106,19 @@ class RandomSampler(Sampler):
     ``cpu(0)`` (MXNet draws from NumPy's global generator), so ``core.random.seed``
     makes the order reproducible.
 
+    With ``num_parts > 1`` it samples only part ``part_index`` of ``num_parts`` equal,
+    contiguous parts of ``[0, length)``, in a random order (as MXNet's data iterators'
+    ``num_parts`` and ``part_index``, for one shard per worker process; see
+    :class:`SequentialSampler`). The parts do not depend on the random state, so
+    workers with different seeds still read disjoint shards.
+
     Args:
         length: how many indices.
+        num_parts: how many parts to split ``[0, length)`` into.
+        part_index: which part to sample, in ``[0, num_parts)``.
+
+    Raises:
+        ValueError: ``part_index`` out of range, or a negative length.
 
     Example:
         >>> import core
@@ -87,13 +126,16 @@ class RandomSampler(Sampler):
         >>> core.random.seed(0)
         >>> sorted(RandomSampler(4))
         [0, 1, 2, 3]
+        >>> sorted(RandomSampler(9, num_parts=2, part_index=1))
+        [4, 5, 6, 7]
     """
 
-    def __init__(self, length: int):
-        self._length = _check_int("RandomSampler: length", length, 0)
+    def __init__(self, length: int, num_parts: int = 1, part_index: int = 0):
+        length = _check_int("RandomSampler: length", length, 0)
+        self._start, self._length = _part("RandomSampler", length, num_parts, part_index)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(_generator().permutation(self._length).tolist())
+        return iter((_generator().permutation(self._length) + self._start).tolist())
 
     def __len__(self) -> int:
         return self._length
@@ -236,13 +278,7 @@ class SplitSampler(Sampler):
     def __init__(self, length: int, num_parts: int = 1, part_index: int = 0,
                  shuffle: bool = True):
         length = _check_int("SplitSampler: length", length, 0)
-        num_parts = _check_int("SplitSampler: num_parts", num_parts, 1)
-        part_index = _check_int("SplitSampler: part_index", part_index, 0)
-        if part_index >= num_parts:
-            raise ValueError(f"SplitSampler: part_index must be in [0, {num_parts}), "
-                             f"got {part_index}")
-        self._part_len = length // num_parts
-        self._start = self._part_len * part_index
+        self._start, self._part_len = _part("SplitSampler", length, num_parts, part_index)
         self._shuffle = bool(shuffle)
 
     def __iter__(self) -> Iterator[int]:

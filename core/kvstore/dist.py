@@ -1,0 +1,228 @@
+"""The ``dist_sync`` store: synchronous data parallelism over processes, through MPI.
+
+Launch one process per worker with MPI (``mpirun -np 2 python train.py``, on one
+machine or on many with a host file); each creates ``kvstore.create('dist_sync')``.
+``rank`` and ``num_workers`` come from MPI. The store behaves as MXNet's
+``dist_sync`` with every worker holding a replica of the server's values:
+
+- ``init`` (and ``broadcast``) check that every worker gives each key the same shape
+  and dtype (a mismatch raises ``ValueError`` on every worker, naming the key, the
+  ranks and the shapes), then set the value to rank 0's on every worker, so all
+  workers start from the same parameters.
+- ``push`` sums the pushed arrays over the process' contexts (as ``local``), then sums
+  those over the workers with an MPI all-reduce; with an optimizer set
+  (``set_optimizer``) every worker applies the same update to its replica of the
+  value, otherwise the sum becomes the value. ``pull`` copies the value out (no
+  communication: the replicas are identical). ``pushpull`` is both.
+- Every worker must make the same calls with the same keys in the same order (a
+  checksum travels with each all-reduce, and a mismatch raises ``DistError``); a
+  collective that does not complete within ``KBACKEND_DIST_TIMEOUT`` seconds (default
+  60) raises ``DistTimeoutError`` instead of hanging (see :mod:`core.kvstore.mpi`).
+
+Values travel through host memory (NumPy buffers), also for GPU arrays.
+
+Example (a script run as ``mpirun -np 2 python script.py``; not a doctest, since it
+needs an MPI job)::
+
+    from core import kvstore, nd
+    kv = kvstore.create('dist_sync')
+    kv.init('w', nd.ones((2,)) * (kv.rank + 1))   # rank 0's value on every worker
+    g = nd.ones((2,))
+    kv.pushpull('w', g)                           # the sum over the workers
+    assert g.asnumpy().tolist() == [2.0, 2.0]
+"""
+from __future__ import annotations
+
+import json
+
+from .. import autograd, nd
+from .base import KVStoreBase, key_value_pairs
+from .comm import copy_to_all, reduce_sum
+from .local import LocalKVStore
+from .mpi import DistError, DistTimeoutError, MPIComm
+
+__all__ = ["DistError", "DistSyncKVStore", "DistTimeoutError"]
+
+
+def _submit(fn, name: str, priority: int = 0) -> None:
+    """Run communication work ``fn()`` (the one place the store's MPI work starts).
+
+    It runs at once, in call order: MPI collectives must be issued in the same order
+    on every worker.
+    """
+    del name, priority
+    fn()
+
+
+def _describe(k, arr) -> list:
+    return [type(k).__name__, k, list(arr.shape), arr.dtype.name]
+
+
+def _fmt(desc) -> str:
+    return f"shape {tuple(desc[2])} {desc[3]}"
+
+
+@KVStoreBase.register
+class DistSyncKVStore(LocalKVStore):
+    """The store of synchronous multi-process training (``create('dist_sync')``).
+
+    Creating it is a collective: every MPI process must create its store at the same
+    point. ``dist_device_sync`` is the same store (values travel through the host).
+
+    Raises:
+        ImportError: mpi4py is missing (``pip install mpi4py mpich``).
+        DistTimeoutError: not every process created its store within the timeout.
+
+    Example (in each process of ``mpirun -np 2 python script.py``)::
+
+        from core import kvstore, nd, optimizer
+        kv = kvstore.create('dist_sync')
+        kv.init(0, nd.zeros((2,)))
+        kv.set_optimizer(optimizer.SGD(learning_rate=0.5))
+        kv.push(0, nd.ones((2,)))                  # every worker pushes ones
+        out = nd.zeros((2,))
+        kv.pull(0, out=out)                        # 0 - 0.5 * (1 + 1) on both workers
+        assert out.asnumpy().tolist() == [-1.0, -1.0]
+    """
+
+    names = ("dist_sync", "dist_device_sync")
+
+    def __init__(self):
+        super().__init__()
+        self._comm = MPIComm()
+        self._ordinal: dict = {}  # key -> its position in init order (the checksum)
+
+    @property
+    def type(self) -> str:
+        """``'dist_sync'``."""
+        return "dist_sync"
+
+    @property
+    def rank(self) -> int:
+        """This process' rank in the MPI job, in ``[0, num_workers)``."""
+        return self._comm.rank
+
+    @property
+    def num_workers(self) -> int:
+        """The number of processes in the MPI job."""
+        return self._comm.size
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a collective may take before :class:`DistTimeoutError`
+        (``KBACKEND_DIST_TIMEOUT``; ``inf`` for none)."""
+        return self._comm.timeout
+
+    def barrier(self) -> None:
+        """Wait until every worker reaches this call (MXNet's ``_barrier``).
+
+        Raises:
+            DistTimeoutError: not every worker arrived within the timeout.
+        """
+        self._comm.barrier("kvstore.barrier")
+
+    # ------------------------------------------------------------------ init/broadcast
+    def init(self, key, value) -> None:
+        """Initialize ``key`` on every worker with rank 0's ``value``.
+
+        Every worker must call it with the same keys, in the same order, with values
+        of the same shapes and dtypes (the values themselves may differ: rank 0's win).
+
+        Args:
+            key: an int or str, or a list of them.
+            value: an NDArray (for a list of keys, a list with one per key); a list of
+                NDArrays for one key initializes it with the first.
+
+        Raises:
+            ValueError: the key is initialized already, or the workers disagree on the
+                keys, shapes or dtypes (raised on every worker).
+        """
+        pairs = key_value_pairs(key, value)
+        for k, _ in pairs:
+            if k in self._store:
+                raise ValueError(f"kvstore.init: key {k!r} is initialized already (use "
+                                 "broadcast or push to change its value)")
+        self._sync_values(pairs, "init")
+
+    def broadcast(self, key, value, out, priority: int = 0) -> None:
+        """Set ``key`` to rank 0's ``value`` on every worker and copy it into ``out``.
+
+        Args:
+            key: an int or str, or a list of them.
+            value: an NDArray (for a list of keys, a list with one per key).
+            out: an NDArray or a list of NDArrays (for a list of keys, one entry per key).
+            priority: ignored.
+
+        Raises:
+            ValueError: the workers disagree on the keys, shapes or dtypes.
+        """
+        pairs = key_value_pairs(key, value)
+        outs = key_value_pairs(key, out, what="out")
+        self._sync_values(pairs, "broadcast")
+        for (k, _), (_, o) in zip(pairs, outs):
+            copy_to_all(self._store[k], o)
+
+    def _sync_values(self, pairs, what: str) -> None:
+        """Check the keys/shapes/dtypes across workers, then store rank 0's values."""
+        self._check_agreement(pairs, what)
+
+        def work():
+            for k, vals in pairs:
+                src = vals[0]
+                data = self._comm.bcast(src.asnumpy(), f"key {k!r} ({_fmt(_describe(k, src))})")
+                with autograd.pause():
+                    value = nd.array(data, ctx=src.context, dtype=src.dtype)
+                stored = self._store.get(k)
+                if stored is not None and stored.shape == value.shape \
+                        and stored.dtype == value.dtype:
+                    copy_to_all(value, [stored])
+                else:
+                    self._store[k] = value
+                self._ordinal.setdefault(k, len(self._ordinal) + 1)
+
+        _submit(work, f"kvstore.{what}")
+
+    def _check_agreement(self, pairs, what: str) -> None:
+        mine = [_describe(k, vals[0]) for k, vals in pairs]
+        blobs = self._comm.allgather_bytes(json.dumps(mine).encode(),
+                                           f"the keys and shapes of kvstore.{what}")
+        everyone = [json.loads(b.decode()) for b in blobs]
+        problems = []
+        ref = everyone[0]
+        for r, theirs in enumerate(everyone[1:], 1):
+            if [d[:2] for d in theirs] != [d[:2] for d in ref]:
+                problems.append(f"rank 0 gives keys {[d[1] for d in ref]} but rank {r} gives "
+                                f"{[d[1] for d in theirs]}")
+                continue
+            for d0, dr in zip(ref, theirs):
+                if d0 != dr:
+                    problems.append(f"key {d0[1]!r} has {_fmt(d0)} on rank 0 but {_fmt(dr)} "
+                                    f"on rank {r}")
+        if problems:
+            raise ValueError(f"kvstore.{what} (dist_sync): the {self.num_workers} workers "
+                             "disagree on the parameters: " + "; ".join(problems) +
+                             ". Every worker must build the same model (the same shapes "
+                             "and dtypes) and initialize the keys in the same order.")
+
+    # ------------------------------------------------------------------ push
+    def _push_one(self, k, vals) -> None:
+        stored = self._store.get(k)
+        if stored is None:
+            raise KeyError(f"kvstore.push (dist_sync): key {k!r} has not been initialized; "
+                           "call init (or broadcast) first, on every worker")
+        if stored.shape != vals[0].shape:
+            raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but the "
+                             f"pushed value has shape {vals[0].shape}")
+
+        def work():
+            local = reduce_sum(vals, stored.context)
+            what = f"key {k!r} ({_fmt(_describe(k, local))})"
+            total = self._comm.allreduce_sum(local.asnumpy(), what, check=self._ordinal[k])
+            with autograd.pause():
+                merged = nd.array(total, ctx=stored.context, dtype=local.dtype)
+                if self._updater is not None:
+                    self._updater(k, merged, stored)
+                else:
+                    copy_to_all(merged, [stored])
+
+        _submit(work, f"kvstore.push({k!r})")

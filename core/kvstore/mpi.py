@@ -1,0 +1,218 @@
+"""The MPI transport of the ``dist_sync`` store: collectives with a deadline (mpi4py).
+
+Every collective is issued non-blocking (``Iallreduce``, ``Ibcast``, ``Iallgather``,
+...) and completed by polling ``Request.Test`` until a deadline: a blocking MPI call
+cannot be interrupted, so a peer that died, hangs, or issued other calls would
+otherwise hang this process forever. The deadline is ``KBACKEND_DIST_TIMEOUT``
+seconds (default 60; ``0`` waits forever), read when the communicator is created.
+When it passes, :class:`DistTimeoutError` is raised, the communicator is marked
+broken (every later call raises at once), and at interpreter exit the process calls
+``MPI_Abort`` instead of ``MPI_Finalize`` (which would wait for the missing peer), so
+the launcher ends the whole job.
+
+Launchers also act on their own: MPICH's and Open MPI's ``mpirun`` kill the job when
+one process exits before ``MPI_Finalize`` (``mpirun -disable-auto-cleanup`` turns
+that off in MPICH). The deadline covers what they do not see: a peer that hangs, a
+lost machine, or workers whose calls differ (e.g. different numbers of batches).
+
+mpi4py is imported when the first communicator is created (importing it starts MPI),
+so ``core`` imports without it.
+
+Example:
+    >>> from core.kvstore import mpi
+    >>> mpi.timeout_from_env({'KBACKEND_DIST_TIMEOUT': '2.5'})
+    2.5
+    >>> mpi.timeout_from_env({})
+    60.0
+"""
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import time
+
+import numpy
+
+__all__ = ["DistError", "DistTimeoutError", "MPIComm", "TIMEOUT_ENV", "timeout_from_env"]
+
+TIMEOUT_ENV = "KBACKEND_DIST_TIMEOUT"
+DEFAULT_TIMEOUT = 60.0
+
+# numpy dtypes MPI sums natively; others are summed in float32 (float16) or float64.
+_NATIVE = {numpy.dtype(t) for t in ("float32", "float64", "int32", "int64")}
+
+
+class DistError(RuntimeError):
+    """A failure of distributed communication (a broken MPI job or mismatched calls)."""
+
+
+class DistTimeoutError(DistError, TimeoutError):
+    """A collective did not complete on every worker within ``KBACKEND_DIST_TIMEOUT``."""
+
+
+def timeout_from_env(environ=None) -> float:
+    """The collective deadline in seconds from ``KBACKEND_DIST_TIMEOUT`` (``inf`` for 0).
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Returns:
+        The timeout in seconds (``math.inf``: no deadline).
+
+    Raises:
+        ValueError: the variable is not a number, or is negative.
+    """
+    raw = (os.environ if environ is None else environ).get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
+    if value < 0 or math.isnan(value):
+        raise ValueError(f"{TIMEOUT_ENV}={raw!r} must be >= 0 (0 waits forever)")
+    return math.inf if value == 0 else value
+
+
+def _import_mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise ImportError(
+            "kvstore 'dist_sync' needs mpi4py and an MPI library: pip install mpi4py mpich "
+            "(or pip install -e '.[dist]'), then launch the script with "
+            "`mpirun -np N python script.py`") from e
+    return MPI
+
+
+_BROKEN: list = []  # communicators that failed: abort at exit instead of finalizing
+
+
+def _abort_at_exit() -> None:
+    # Runs before mpi4py's MPI_Finalize (a C-level exit hook, later than atexit's);
+    # MPI_Finalize would wait for the dead or stuck peer forever.
+    if _BROKEN:
+        _BROKEN[0]._mpi.COMM_WORLD.Abort(1)
+
+
+class MPIComm:
+    """A private duplicate of ``MPI.COMM_WORLD`` whose collectives have a deadline.
+
+    Creating one is itself a collective: every process of the job must create its
+    store (and so its communicator) in the same order.
+
+    Args:
+        timeout: seconds to wait for a collective (default: ``KBACKEND_DIST_TIMEOUT``).
+
+    Raises:
+        ImportError: mpi4py is missing (the message says how to install it).
+    """
+
+    def __init__(self, timeout: float | None = None):
+        self._mpi = _import_mpi()
+        self.timeout = timeout_from_env() if timeout is None else float(timeout)
+        self._broken: str | None = None
+        world = self._mpi.COMM_WORLD
+        self.rank, self.size = world.Get_rank(), world.Get_size()
+        comm, req = world.Idup()
+        self._wait(req, "creating the store's communicator (MPI Idup)")
+        comm.Set_errhandler(self._mpi.ERRORS_RETURN)
+        self._comm = comm
+
+    # ------------------------------------------------------------------ waiting
+    def _wait(self, req, what: str) -> None:
+        """Poll ``req`` until it completes or the deadline passes."""
+        self.check()
+        deadline = time.monotonic() + self.timeout
+        pause = 0.0
+        try:
+            while not req.Test():
+                if time.monotonic() > deadline:
+                    self._fail(DistTimeoutError(
+                        f"kvstore dist_sync: {what} did not complete on every worker within "
+                        f"{self.timeout:g} s ({TIMEOUT_ENV}); rank {self.rank} of {self.size} "
+                        "gave up. Another worker process died, hangs, or made different "
+                        "kvstore calls (every worker must init/push/pull the same keys in the "
+                        "same order, e.g. the same number of batches). This MPI job cannot "
+                        "continue: the process calls MPI_Abort at exit."))
+                # Spin briefly, then back off to at most 1 ms between polls, so a
+                # waiting communication thread leaves the CPU to the compute.
+                if pause:
+                    time.sleep(pause)
+                pause = min(max(pause * 2, 2e-5), 1e-3)
+        except self._mpi.Exception as e:
+            self._fail(DistError(f"kvstore dist_sync: {what} failed in MPI on rank "
+                                 f"{self.rank} of {self.size}: {e}"), cause=e)
+
+    def _fail(self, error: DistError, cause=None):
+        self._broken = str(error)
+        if not _BROKEN:
+            atexit.register(_abort_at_exit)
+        _BROKEN.append(self)
+        raise error from cause
+
+    def check(self) -> None:
+        """Raise :class:`DistError` if an earlier collective failed (the job is broken)."""
+        if self._broken is not None:
+            raise DistError(f"kvstore dist_sync: the communicator is broken by an earlier "
+                            f"failure: {self._broken}")
+
+    # ------------------------------------------------------------------ collectives
+    def allreduce_sum(self, array: numpy.ndarray, what: str, check: int | None = None):
+        """The sum of ``array`` over all processes (a new array of its dtype).
+
+        Args:
+            array: this process' contribution (any shape).
+            what: a description for errors (the key, shape and dtype).
+            check: an integer that every process must pass the same value for; it is
+                summed along with the data, and a different sum raises.
+
+        Raises:
+            DistError: the processes passed different ``check`` values.
+            DistTimeoutError: not every process joined within the deadline.
+        """
+        dtype = array.dtype
+        work = dtype if dtype in _NATIVE else numpy.dtype(
+            "float32" if dtype == numpy.float16 else "float64")
+        n = array.size
+        buf = numpy.empty(n + (check is not None), dtype=work)
+        buf[:n] = array.reshape(-1)
+        if check is not None:
+            buf[n] = check
+        req = self._comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._mpi.SUM)
+        self._wait(req, f"the allreduce of {what}")
+        if check is not None and buf[n] != check * self.size:
+            self._fail(DistError(
+                f"kvstore dist_sync: the workers reduced different keys together: rank "
+                f"{self.rank} of {self.size} sent {what}, the others did not all send the "
+                "same key. Every worker must push/pushpull the same keys in the same order "
+                "(a parameter skipped on some workers only, e.g. by ignore_stale_grad, or "
+                "different numbers of batches per worker, break this)."))
+        out = buf[:n].reshape(array.shape)
+        return out if work == dtype else out.astype(dtype)
+
+    def bcast(self, array: numpy.ndarray, what: str, root: int = 0) -> numpy.ndarray:
+        """``root``'s ``array`` on every process (a new contiguous array; same shape and
+        dtype on every process, which the caller checks beforehand)."""
+        buf = numpy.array(array, order="C", copy=True)  # keeps 0-d arrays 0-d
+        raw = buf.reshape(-1).view(numpy.uint8)  # bytes: any dtype travels as is
+        req = self._comm.Ibcast(raw, root=root)
+        self._wait(req, f"the broadcast of {what}")
+        return buf
+
+    def allgather_bytes(self, data: bytes, what: str) -> list:
+        """Every process' ``data`` (bytes of any length), in rank order."""
+        sizes = numpy.zeros(self.size, dtype=numpy.int64)
+        mine = numpy.array([len(data)], dtype=numpy.int64)
+        self._wait(self._comm.Iallgather(mine, sizes), f"the size exchange of {what}")
+        out = numpy.empty(int(sizes.sum()), dtype=numpy.uint8)
+        offsets = numpy.concatenate([[0], numpy.cumsum(sizes)[:-1]])
+        send = numpy.frombuffer(data, dtype=numpy.uint8) if data else numpy.empty(0, numpy.uint8)
+        req = self._comm.Iallgatherv(send, [out, (sizes, offsets), self._mpi.BYTE])
+        self._wait(req, f"the exchange of {what}")
+        return [out[o:o + s].tobytes() for o, s in zip(offsets, sizes)]
+
+    def barrier(self, what: str = "a barrier") -> None:
+        """Wait until every process reaches this call (with the deadline)."""
+        self._wait(self._comm.Ibarrier(), what)
