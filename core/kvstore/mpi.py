@@ -34,7 +34,7 @@ import time
 
 import numpy
 
-__all__ = ["DistError", "DistTimeoutError", "MPIComm", "TIMEOUT_ENV", "timeout_from_env"]
+__all__ = ["TIMEOUT_ENV", "DistError", "DistTimeoutError", "MPIComm", "timeout_from_env"]
 
 TIMEOUT_ENV = "KBACKEND_DIST_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
