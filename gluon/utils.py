@@ -74,19 +74,29 @@ def split_data(data: NDArray, num_slice: int, batch_axis: int = 0,
     return [data[(*lead, slice(bounds[i], bounds[i + 1]))] for i in range(num_slice)]
 
 
-def split_and_load(data, ctx_list: Sequence[Context], batch_axis: int = 0,
-                   even_split: bool = True) -> list:
+def split_and_load(data, ctx_list: Sequence[Context] | Context | None = None,
+                   batch_axis: int = 0, even_split: bool = True, *,
+                   device: Sequence[Context] | Context | None = None,
+                   device_list: Sequence[Context] | None = None) -> list:
     """Split ``data`` along ``batch_axis`` and put slice ``i`` on ``ctx_list[i]``.
+
+    The devices are given once: positionally, or as ``ctx_list=`` (MXNet 1.x),
+    ``device_list=`` or ``device=`` (MXNet 2.0 names; ``device`` may be a single device).
 
     Args:
         data: an NDArray, or anything ``nd.array`` takes (a NumPy array becomes float32,
             as in MXNet).
-        ctx_list: the contexts, one per slice.
+        ctx_list: the contexts (devices), one per slice; one context gives one slice.
         batch_axis: the axis to split along.
         even_split: require the axis length to be a multiple of ``len(ctx_list)``.
+        device: MXNet 2.0's name for ``ctx_list``.
+        device_list: likewise.
 
     Returns:
         A list of NDArrays, slice ``i`` on ``ctx_list[i]``.
+
+    Raises:
+        TypeError: the devices are given twice, or not at all.
 
     Example:
         >>> from core import nd, cpu
@@ -95,7 +105,16 @@ def split_and_load(data, ctx_list: Sequence[Context], batch_axis: int = 0,
         ...                        even_split=False)
         >>> [p.asnumpy().tolist() for p in parts]
         [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0]]]
+        >>> [p.context for p in split_and_load(nd.ones((2, 1)), device=[cpu(0), cpu(1)])]
+        [cpu(0), cpu(1)]
     """
+    given = {k: v for k, v in (("ctx_list", ctx_list), ("device", device),
+                               ("device_list", device_list)) if v is not None}
+    if len(given) != 1:
+        raise TypeError(f"split_and_load: give the devices once, as ctx_list (or "
+                        f"positionally), device or device_list; got "
+                        f"{', '.join(given) or 'none'}")
+    ctx_list = next(iter(given.values()))
     if isinstance(ctx_list, (Context, str)):
         ctx_list = [ctx_list]
     ctx_list = [as_context(c) for c in ctx_list]

@@ -1,0 +1,156 @@
+"""gluon.compat.mxnet: the opt-in ``import mxnet`` alias, its refusal to shadow a real
+MXNet, and uninstall()."""
+import importlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gluon.compat import mxnet as alias
+
+
+@pytest.fixture
+def installed():
+    was = alias.is_installed()
+    alias.install()
+    yield
+    if not was:
+        alias.uninstall()
+
+
+def test_submodules_are_the_kbackend_modules(installed):
+    import mxnet as mx
+    from mxnet import autograd, init, nd, np, npx
+    from mxnet import gluon as mx_gluon
+    from mxnet.gluon import loss, model_zoo, nn, rnn, utils
+    from mxnet.gluon.data.vision import transforms
+
+    import core
+    import gluon
+
+    assert np is core.np and npx is core.npx and nd is core.nd
+    assert autograd is core.autograd and mx_gluon is gluon
+    assert nn is gluon.nn and rnn is gluon.rnn and loss is gluon.loss
+    assert utils is gluon.utils and model_zoo is gluon.model_zoo
+    assert transforms is gluon.data.vision.transforms
+    assert init is gluon.init and mx.initializer is gluon.init
+    assert importlib.import_module("mxnet.gluon.model_zoo.vision") is gluon.model_zoo.vision
+    assert mx.cpu(1) == core.cpu(1) and mx.gpu(0) == core.gpu(0)
+    assert mx.context.num_gpus() == core.num_gpus()
+    assert mx.device.current_device() == core.current_context()
+    assert mx.Device is core.Context
+    assert mx.__kbackend_alias__ is True
+    # the real modules keep their own names and specs
+    assert core.np.__name__ == "core.np" and core.np.__spec__.name == "core.np"
+    assert sys.modules["mxnet.np"] is core.np
+
+
+def test_mxnet_code_runs_unchanged(installed):
+    import mxnet as mx
+    from mxnet import autograd, gluon, np, npx
+    from mxnet.gluon import nn
+
+    npx.set_np()
+    try:
+        net = nn.Sequential()
+        net.add(nn.Dense(4, activation="relu"), nn.Dense(1))
+        net.initialize(mx.init.Xavier())
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        X = np.random.normal(size=(16, 3))
+        y = X.sum(axis=1, keepdims=True)
+        losses = []
+        for _ in range(20):
+            with autograd.record():
+                loss = ((net(X) - y) ** 2).mean()
+            loss.backward()
+            trainer.step(1)
+            losses.append(float(loss))
+        assert losses[-1] < losses[0] / 2
+        assert isinstance(net[0].weight.data(), mx.np.ndarray)
+    finally:
+        npx.reset_np()
+
+
+def test_unknown_submodule_names_the_alias(installed):
+    with pytest.raises(ModuleNotFoundError, match="no counterpart in kbackend's mxnet alias"):
+        import mxnet.contrib.onnx
+    with pytest.raises(ModuleNotFoundError, match="gluon.not_a_module"):
+        import mxnet.gluon.not_a_module
+    import mxnet
+
+    with pytest.raises(AttributeError, match="has no attribute 'rtc'"):
+        mxnet.rtc  # noqa: B018
+
+
+def test_install_is_idempotent_and_uninstall_removes_it():
+    was = alias.is_installed()
+    try:
+        alias.install()
+        alias.install()
+        assert sum(isinstance(f, alias._Finder) for f in sys.meta_path) == 1
+        import mxnet.gluon.nn
+
+        alias.uninstall()
+        assert not alias.is_installed()
+        assert not any(n == "mxnet" or n.startswith("mxnet.") for n in sys.modules)
+        assert not any(isinstance(f, alias._Finder) for f in sys.meta_path)
+        assert "gluon.nn" in sys.modules  # the kbackend modules stay
+        with pytest.raises(ModuleNotFoundError):
+            import mxnet  # noqa: F401
+    finally:
+        if was:
+            alias.install()
+
+
+def _run(code: str, tmp_path, with_fake_mxnet: bool) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter, optionally with a fake 'real' MXNet importable."""
+    env_path = [str(tmp_path)] if with_fake_mxnet else []
+    if with_fake_mxnet:
+        pkg = tmp_path / "mxnet"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("REAL = True\n")
+    prelude = f"import sys; sys.path[:0] = {env_path!r}\n"
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
+                          check=False, capture_output=True, text=True, timeout=120)
+
+
+def test_real_mxnet_is_never_shadowed_by_accident(tmp_path):
+    out = _run("""
+        from gluon.compat import mxnet as alias
+        try:
+            alias.install()
+        except RuntimeError as e:
+            print("refused:", e)
+        import mxnet
+        print("real:", getattr(mxnet, "REAL", False))
+        """, tmp_path, with_fake_mxnet=True)
+    assert out.returncode == 0, out.stderr
+    assert "refused:" in out.stdout and "install(force=True)" in out.stdout
+    assert "real: True" in out.stdout
+
+
+def test_force_shadows_an_importable_mxnet_but_never_an_imported_one(tmp_path):
+    out = _run("""
+        from gluon.compat import mxnet as alias
+        alias.install(force=True)
+        import mxnet
+        print("alias:", mxnet.__kbackend_alias__)
+        """, tmp_path / "a", with_fake_mxnet=True)
+    assert out.returncode == 0, out.stderr
+    assert "alias: True" in out.stdout
+    out = _run("""
+        import mxnet
+        from gluon.compat import mxnet as alias
+        try:
+            alias.install(force=True)
+        except RuntimeError as e:
+            print("refused:", e)
+        """, tmp_path / "b", with_fake_mxnet=True)
+    assert out.returncode == 0, out.stderr
+    assert "refused:" in out.stdout and "already imported" in out.stdout
+
+
+def test_alias_lives_in_this_process_only(installed, tmp_path):
+    out = _run("import mxnet", tmp_path, with_fake_mxnet=False)
+    assert out.returncode != 0 and "No module named 'mxnet'" in out.stderr
