@@ -284,7 +284,7 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     res = _F.where(_F.isnan(x), nan, x)
-    res = _F.where(_F.isinf(res), _F.where(res > 0, hi, lo), res)
+    res = _F.where(_F.isinf(res), _F.where(res > 0, hi, lo), res).astype(x.dtype, copy=False)
     if not copy:
         x[...] = res
         return x

@@ -42,7 +42,12 @@ def _expand(a, ndim):
         return _F.reshape(a, newshape=(1,), mx_codes=False)
     if ndim == 2:
         return _F.reshape(a, newshape=(1,) * (2 - n) + tuple(a.shape), mx_codes=False)
-    shape = {0: (1, 1, 1), 1: (1, a.shape[0], 1), 2: tuple(a.shape) + (1,)}[n]
+    if n == 0:
+        shape = (1, 1, 1)
+    elif n == 1:
+        shape = (1, a.shape[0], 1)
+    else:
+        shape = tuple(a.shape) + (1,)
     return _F.reshape(a, newshape=shape, mx_codes=False)
 
 
