@@ -226,10 +226,11 @@ def _spatial(weight, kernel, what, layout=None):
     return tuple(weight.shape[2:])
 
 
-def _tup(v):
+def _tup(v, n=1):
+    """A size attribute as a tuple; an int stands for the same value on all ``n`` axes."""
     if v is None:
         return ()
-    return (v,) if isinstance(v, int) else tuple(v)
+    return (v,) * n if isinstance(v, int) else tuple(v)
 
 
 def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None,
@@ -250,10 +251,10 @@ def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dil
     no_bias = no_bias or bias is None
     nf = weight.shape[0] if hasattr(weight, "shape") else num_filter
     return _F.Convolution(data, weight, None if no_bias else bias, kernel=kernel,
-                          stride=_tup(stride), dilate=_tup(dilate), pad=_tup(pad),
-                          num_filter=nf, num_group=num_group, workspace=workspace,
-                          no_bias=no_bias, cudnn_tune=cudnn_tune, cudnn_off=cudnn_off,
-                          layout=layout)
+                          stride=_tup(stride, len(kernel)), dilate=_tup(dilate, len(kernel)),
+                          pad=_tup(pad, len(kernel)), num_filter=nf, num_group=num_group,
+                          workspace=workspace, no_bias=no_bias, cudnn_tune=cudnn_tune,
+                          cudnn_off=cudnn_off, layout=layout)
 
 
 def deconvolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None,
@@ -271,8 +272,9 @@ def deconvolution(data=None, weight=None, bias=None, kernel=None, stride=None, d
     kernel = _spatial(weight, kernel, "deconvolution", layout)
     no_bias = no_bias or bias is None
     return _F.Deconvolution(data, weight, None if no_bias else bias, kernel=kernel,
-                            stride=_tup(stride), dilate=_tup(dilate), pad=_tup(pad),
-                            adj=_tup(adj), target_shape=_tup(target_shape),
+                            stride=_tup(stride, len(kernel)), dilate=_tup(dilate, len(kernel)),
+                            pad=_tup(pad, len(kernel)), adj=_tup(adj, len(kernel)),
+                            target_shape=_tup(target_shape, len(kernel)),
                             num_filter=num_filter, num_group=num_group, workspace=workspace,
                             no_bias=no_bias, cudnn_tune=cudnn_tune, cudnn_off=cudnn_off,
                             layout=layout)
@@ -291,9 +293,10 @@ def pooling(data=None, kernel=None, stride=None, pad=None, pool_type="max",
     kwargs.pop("name", None)
     if kwargs:
         raise TypeError(f"npx.pooling: unexpected keyword argument(s) {sorted(kwargs)}")
-    return _F.Pooling(data, kernel=_tup(kernel), pool_type=pool_type, global_pool=global_pool,
+    n = max(len(getattr(data, "shape", ())) - 2, 1)
+    return _F.Pooling(data, kernel=_tup(kernel, n), pool_type=pool_type, global_pool=global_pool,
                       cudnn_off=cudnn_off, pooling_convention=pooling_convention,
-                      stride=_tup(stride), pad=_tup(pad), p_value=p_value,
+                      stride=_tup(stride, n), pad=_tup(pad, n), p_value=p_value,
                       count_include_pad=count_include_pad, layout=layout)
 
 
