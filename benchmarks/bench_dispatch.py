@@ -4,7 +4,9 @@ A 10-element float32 array goes through N elementwise operators in a row
 (``x = x * 1.0001`` and ``nd.add``), so the time is almost all Python-side
 overhead: argument binding, the dispatcher, wrapping the result and, when
 recording, adding a node to the tape. NumPy running the same loop on a raw array
-is the floor.
+is the floor. Two rows measure the dependency engine (``core.engine``): ``nd.add``
+whose second input was named by pushed work (its idle engine variable is checked on
+every call), and pushing a no-op to a worker and waiting for it.
 """
 from __future__ import annotations
 
@@ -29,8 +31,18 @@ def _chain_add(add, x, y, n):
     return x
 
 
+def _push_wait(engine, ctx, v, n):
+    for _ in range(n):
+        engine.push(_noop, write_vars=(v,), ctx=ctx, name="noop")
+        engine.wait_for_var(v)
+
+
+def _noop():
+    return None
+
+
 def run(opts: Options) -> list[Row]:
-    from core import autograd, nd
+    from core import autograd, cpu, engine, nd
 
     n = N // 10 if opts.quick else N
     reps = opts.reps(opts.repeats, 3)
@@ -48,6 +60,10 @@ def run(opts: Options) -> list[Row]:
         with autograd.record():
             _chain_add(nd.add, xr, y, n)
 
+    y_engine = nd.full((10,), 1e-4, dtype="float32")
+    engine.push(_noop, write_vars=[y_engine], ctx=cpu(0), name="touch")
+    y_engine.wait_to_read()
+    var = engine.new_var("bench")
     a = numpy.ones(10, numpy.float32)
     cases = {
         "mul": lambda: _chain_mul(x, n),
@@ -55,8 +71,11 @@ def run(opts: Options) -> list[Row]:
         "mul_rec": recorded_mul,
         "add_rec": recorded_add,
         "numpy": lambda: _chain_mul(a, n),
+        "add_var": lambda: _chain_add(nd.add, x, y_engine, n),
+        "push": lambda: _push_wait(engine, cpu(0), var, n // 10),
     }
-    t = {k: v.per(n) for k, v in median_times(cases, number=1, repeats=reps).items()}
+    t = {k: v.per(n // 10 if k == "push" else n)
+         for k, v in median_times(cases, number=1, repeats=reps).items()}
     torch = opts.torch
     if torch is not None:  # timed after the others, as in bench_mlp
         tx = torch.ones(10, dtype=torch.float32)
@@ -71,6 +90,8 @@ def run(opts: Options) -> list[Row]:
         Row("core   x = x * 1.0001, recording", t["mul_rec"]),
         Row("core   x = nd.add(x, y), recording", t["add_rec"]),
         Row("numpy  x = x * 1.0001", t["numpy"]),
+        Row("engine x = nd.add(x, y), y named by pushed work", t["add_var"]),
+        Row("engine push a no-op to cpu(0) and wait for it", t["push"]),
         Row("ratio  core/numpy, not recording", ratio=t["mul"] / t["numpy"]),
         Row("ratio  core/numpy, recording", ratio=t["mul_rec"] / t["numpy"]),
     ]
