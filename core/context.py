@@ -159,3 +159,29 @@ def as_context(ctx) -> Context:
     if isinstance(ctx, Context):
         return ctx
     return Context(ctx)
+
+
+def ctx_or_device(ctx, device, where: str):
+    """The context given as ``ctx=`` (MXNet 1.x) or ``device=`` (MXNet 2.0's name).
+
+    Args:
+        ctx: the value of ``ctx=`` (None when not given).
+        device: the value of ``device=`` (None when not given).
+        where: the function taking them, for the error.
+
+    Returns:
+        Whichever of the two was given (None when neither was).
+
+    Raises:
+        TypeError: both were given.
+
+    Example:
+        >>> ctx_or_device(None, cpu(1), "initialize")
+        cpu(1)
+    """
+    if device is None:
+        return ctx
+    if ctx is not None:
+        raise TypeError(f"{where}: give the context as ctx= or as device=, not both "
+                        f"(got ctx={ctx!r}, device={device!r})")
+    return device

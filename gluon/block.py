@@ -37,6 +37,7 @@ import warnings
 from collections import OrderedDict, defaultdict
 
 from core import initializer, nd, serialization
+from core.context import ctx_or_device
 from core.ndarray import NDArray
 from core.ops.registry import is_tracing
 
@@ -263,7 +264,7 @@ class Block:
 
     def load_parameters(self, filename: str, ctx=None, allow_missing: bool = False,
                         ignore_extra: bool = False, cast_dtype: bool = False,
-                        dtype_source: str = "current") -> None:
+                        dtype_source: str = "current", device=None) -> None:
         """Load values saved by :meth:`save_parameters`.
 
         Args:
@@ -276,11 +277,13 @@ class Block:
             cast_dtype: cast the loaded values to the parameters' dtypes (or, with
                 ``dtype_source='saved'``, the parameters to the saved dtypes).
             dtype_source: ``'current'`` or ``'saved'``.
+            device: MXNet 2.0's name for ``ctx``.
 
         Raises:
             ValueError: naming the missing or extra parameter, or the parameter whose
                 shape (both shapes given) or dtype does not match.
         """
+        ctx = ctx_or_device(ctx, device, "load_parameters")
         loaded = serialization.load(filename)
         if not isinstance(loaded, dict):
             raise TypeError(f"load_parameters: '{filename}' holds a list of arrays, not "
@@ -382,7 +385,7 @@ class Block:
         return self
 
     def initialize(self, init=_DEFAULT_INIT, ctx=None, verbose: bool = False,
-                   force_reinit: bool = False) -> None:
+                   force_reinit: bool = False, device=None) -> None:
         """Initialize the parameters of this block and its descendants
         (``collect_params().initialize(...)``).
 
@@ -392,8 +395,9 @@ class Block:
             ctx: a Context or a list of them: every context gets a copy.
             verbose: log each initialized parameter.
             force_reinit: re-initialize parameters that are initialized already.
+            device: MXNet 2.0's name for ``ctx`` (give one of the two).
         """
-        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+        self.collect_params().initialize(init, ctx, verbose, force_reinit, device=device)
 
     def zero_grad(self) -> None:
         """Set the gradients of all parameters (descendants' included) to 0."""

@@ -16,13 +16,14 @@ globals().update(_namespace("nd"))
 
 
 def waitall() -> None:
-    """Wait for all pending work (operators run eagerly, so this returns at once on CPU)."""
-    from ..context import num_gpus
+    """Wait for all pending work: pushed engine work (``core.engine.wait_all``) and GPUs.
 
-    if num_gpus():
-        from ..cuda import get_cupy
+    Raises:
+        core.engine.EngineError: pushed work failed and no sync reported it yet.
+    """
+    from ..engine import wait_all
 
-        get_cupy().cuda.Device().synchronize()
+    wait_all()
 
 
 def concat(*data, dim: int = 1, num_args=None):

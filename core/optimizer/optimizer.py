@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy
 
-from .. import cuda
+from .. import cuda, engine
 from ..dtypes import bfloat16
 from ..ndarray import NDArray
 
@@ -410,6 +410,9 @@ def raw(opt, weight, grad):
     if grad.shape != weight.shape:
         raise ValueError(f"{type(opt).__name__}.update: gradient shape {grad.shape} does not "
                          f"match weight shape {weight.shape}")
+    if weight._var is not None or grad._var is not None:  # pending engine work (all-reduce)
+        engine.wait_to_write(weight)
+        engine.wait_to_read(grad)
     return weight._data, grad._data
 
 

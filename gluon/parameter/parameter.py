@@ -8,7 +8,7 @@ import warnings
 import numpy
 
 from core import autograd, initializer, nd
-from core.context import Context, as_context, cpu, current_context
+from core.context import Context, as_context, cpu, ctx_or_device, current_context
 from core.dtypes import as_dtype
 from core.ndarray import NDArray
 from core.ops.registry import MXNetError
@@ -225,12 +225,13 @@ class Parameter:
             "Block.collect_params() rather than Block.params, which does not include the "
             "Parameters of nested child Blocks.")
 
-    def data(self, ctx=None) -> NDArray:
+    def data(self, ctx=None, device=None) -> NDArray:
         """The value on context ``ctx``.
 
         Args:
             ctx: a Context; None means the only context if there is one, else the
                 current context.
+            device: MXNet 2.0's name for ``ctx``.
 
         Returns:
             The NDArray on ``ctx`` (the parameter's own array, not a copy).
@@ -239,7 +240,7 @@ class Parameter:
             RuntimeError: not initialized, or not on ``ctx`` (naming both contexts).
             DeferredInitializationError: initialization still waits for the shape.
         """
-        return self._check_and_get(self._data, ctx)
+        return self._check_and_get(self._data, ctx_or_device(ctx, device, "Parameter.data"))
 
     def list_data(self) -> list:
         """The values on all contexts, in the order of :meth:`list_ctx`."""
@@ -255,8 +256,9 @@ class Parameter:
         """The gradient buffers (one per context), None without gradients."""
         return self._grads()
 
-    def grad(self, ctx=None) -> NDArray:
+    def grad(self, ctx=None, device=None) -> NDArray:
         """The gradient buffer on context ``ctx`` (see :meth:`data` for ``ctx``)."""
+        ctx = ctx_or_device(ctx, device, "Parameter.grad")
         if self._data is not None and self._grad_req == "null":
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
@@ -278,15 +280,21 @@ class Parameter:
                                "initialize() first")
         return list(self._ctx_list)
 
+    list_device = list_ctx
+
     def var(self):
-        """A symbol for this parameter (symbolic mode; not available yet)."""
-        raise NotImplementedError(
-            f"Parameter '{self.name}'.var(): symbolic mode (core.sym) is not available yet; "
-            "run the block imperatively with NDArrays")
+        """This parameter as a symbolic variable (``core.sym.var`` with its name, shape,
+        dtype, initializer and multipliers; unknown dimensions are 0)."""
+        from core import sym
+
+        shape = None if self._shape is None else tuple(d if d and d > 0 else 0
+                                                       for d in self._shape)
+        return sym.var(self.name, shape=shape, dtype=self.dtype, lr_mult=self.lr_mult,
+                       wd_mult=self.wd_mult, init=self.init)
 
     # ------------------------------------------------------------------ initialization
     def initialize(self, init=None, ctx=None, default_init=_DEFAULT_INIT,
-                   force_reinit: bool = False) -> None:
+                   force_reinit: bool = False, device=None) -> None:
         """Create the data (and gradient) arrays on ``ctx``, filled by an initializer.
 
         Args:
@@ -296,6 +304,7 @@ class Parameter:
             default_init: used when both ``init`` and :attr:`init` are None.
             force_reinit: re-initialize a parameter that is initialized already
                 (otherwise a warning is given and nothing changes).
+            device: MXNet 2.0's name for ``ctx``.
 
         The values are drawn on cpu(0), from its ``core.random`` generator, and copied
         to every context, so they do not depend on the devices.
@@ -304,6 +313,7 @@ class Parameter:
             ValueError: the shape is incomplete and deferred initialization is not
                 allowed.
         """
+        ctx = ctx_or_device(ctx, device, f"Parameter '{self.name}'.initialize")
         if self._data is not None and not force_reinit:
             warnings.warn(f"Parameter '{self.name}' is already initialized, ignoring. Set "
                           "force_reinit=True to re-initialize.", stacklevel=2)
@@ -417,6 +427,10 @@ class Parameter:
             else:
                 self.set_data(data)
         self._deferred_init = ()
+
+    def reset_device(self, device) -> None:
+        """MXNet 2.0's name for :meth:`reset_ctx`."""
+        self.reset_ctx(device)
 
     def reset_ctx(self, ctx) -> None:
         """Move the parameter to other contexts (a Context or a list).

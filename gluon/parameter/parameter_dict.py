@@ -8,6 +8,7 @@ from collections import OrderedDict
 import numpy
 
 from core import initializer, serialization
+from core.context import ctx_or_device
 from core.dtypes import as_dtype
 from core.ndarray import NDArray
 
@@ -163,7 +164,7 @@ class ParameterDict:
             self._params[k] = v
 
     def initialize(self, init=_DEFAULT_INIT, ctx=None, verbose: bool = False,
-                   force_reinit: bool = False) -> None:
+                   force_reinit: bool = False, device=None) -> None:
         """Initialize every parameter (see :meth:`Parameter.initialize`).
 
         Args:
@@ -172,7 +173,9 @@ class ParameterDict:
             ctx: a Context or a list of them.
             verbose: log each initialized parameter.
             force_reinit: re-initialize parameters that are initialized already.
+            device: MXNet 2.0's name for ``ctx``.
         """
+        ctx = ctx_or_device(ctx, device, "ParameterDict.initialize")
         init = initializer.create(init)
         if verbose:  # on a copy: the default initializer is shared
             init = copy.copy(init).set_verbosity(verbose=verbose)
@@ -188,6 +191,10 @@ class ParameterDict:
         """Move all parameters to ``ctx`` (a Context or a list)."""
         for p in self.values():
             p.reset_ctx(ctx)
+
+    def reset_device(self, device) -> None:
+        """MXNet 2.0's name for :meth:`reset_ctx`."""
+        self.reset_ctx(device)
 
     def list_ctx(self) -> list:
         """All contexts any parameter is initialized on."""

@@ -168,11 +168,6 @@ def test_cast():
     assert p.data().dtype.name == "bfloat16"
 
 
-def test_var_is_not_available_yet():
-    with pytest.raises(NotImplementedError, match="symbolic mode"):
-        Parameter("w", shape=(2,)).var()
-
-
 def test_fresh_grad_tracking():
     p = Parameter("w", shape=(3,), init="ones")
     p.initialize()
