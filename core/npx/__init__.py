@@ -33,6 +33,7 @@ from ..np._mode import (  # noqa: F401
     set_np_default_dtype,
     use_np,
 )
+from . import random  # noqa: F401 - npx.random: bernoulli, uniform_n, normal_n
 from ._array import (  # noqa: F401
     arange_like,
     batch_dot,
@@ -40,11 +41,13 @@ from ._array import (  # noqa: F401
     broadcast_like,
     gamma,
     gammaln,
+    nonzero,
     one_hot,
     pick,
     sequence_last,
     sequence_mask,
     sequence_reverse,
+    slice,
     smooth_l1,
     stop_gradient,
     topk,
@@ -57,6 +60,7 @@ from ._nn import (  # noqa: F401
     dropout,
     embedding,
     fully_connected,
+    group_norm,
     layer_norm,
     leaky_relu,
     log_softmax,

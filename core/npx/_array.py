@@ -175,6 +175,31 @@ def _prod(shape):
     return out
 
 
+def nonzero(a):
+    """The indices of the non-zero entries, one row per entry: shape ``(count, a.ndim)``,
+    int64 (MXNet's ``npx.nonzero``; ``np.nonzero`` gives one array per axis instead).
+
+    Example:
+        >>> from core import np, npx
+        >>> npx.nonzero(np.array([[0.0, 1.0], [2.0, 0.0]])).tolist()
+        [[0, 1], [1, 0]]
+    """
+    from ..np import argwhere
+
+    return argwhere(a)
+
+
+def slice(data, begin, end, step=()):
+    """``data[b0:e0:s0, b1:e1:s1, ...]``; None entries mean the default.
+
+    Example:
+        >>> from core import np, npx
+        >>> npx.slice(np.arange(6.0).reshape(2, 3), (None, 1), (None, 3)).tolist()
+        [[1.0, 2.0], [4.0, 5.0]]
+    """
+    return _F.slice(data, begin=tuple(begin), end=tuple(end), step=tuple(step or ()))
+
+
 def gamma(data):
     """The gamma function, elementwise.
 

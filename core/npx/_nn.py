@@ -358,6 +358,24 @@ def layer_norm(data=None, gamma=None, beta=None, axis: int = -1, eps: float = 1e
                                  output_mean_var=output_mean_var))
 
 
+def group_norm(data, gamma, beta, num_groups: int = 1, eps: float = 1e-5,
+               output_mean_var: bool = False):
+    """Group normalization: the channels (axis 1) split into ``num_groups`` groups, each
+    normalized over its channels and spatial axes, then scaled and shifted per channel.
+
+    Returns:
+        ``out``, or ``[out, mean, std]`` with ``output_mean_var=True``.
+
+    Example:
+        >>> from core import np, npx
+        >>> x = np.array([[[1.0], [3.0]]])
+        >>> npx.group_norm(x, np.ones(2), np.zeros(2), eps=0.0).reshape(-1).tolist()
+        [-1.0, 1.0]
+    """
+    return _listed(_nd.GroupNorm(data, gamma, beta, num_groups=num_groups, eps=eps,
+                                 output_mean_var=output_mean_var))
+
+
 def embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
               sparse_grad: bool = False, **kwargs):
     """The rows of ``weight`` at the integer ids in ``data``: shape

@@ -195,3 +195,26 @@ def test_reshape_order_and_gradient():
     assert y.shape == (6, 2, 2)
     y.backward()
     assert x.grad.shape == (2, 3, 4)
+
+
+def test_group_norm_nonzero_slice():
+    x = np.array(onp.arange(8.0).reshape(1, 4, 2))
+    out = npx.group_norm(x, np.ones(4), np.zeros(4), num_groups=2, eps=0.0)
+    g = onp.arange(8.0).reshape(2, 4)
+    ref = ((g - g.mean(1, keepdims=True)) / g.std(1, keepdims=True)).reshape(1, 4, 2)
+    onp.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5)
+    assert npx.nonzero(np.array([0.0, 3.0, 1.0])).tolist() == [[1], [2]]
+    assert npx.slice(np.arange(10.0), (1,), (8,), (3,)).tolist() == [1.0, 4.0, 7.0]
+
+
+def test_npx_random():
+    npx.seed(2)
+    b = npx.random.bernoulli(0.3, size=(20000,))
+    assert b.dtype == onp.float32 and abs(b.asnumpy().mean() - 0.3) < 0.02
+    b = npx.random.bernoulli(logit=np.array([-50.0, 50.0]))
+    assert b.tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="exactly one"):
+        npx.random.bernoulli(0.5, logit=0.0)
+    u = npx.random.uniform_n(np.array([0.0, 10.0]), 11.0, batch_shape=(3,))
+    assert u.shape == (3, 2) and (u.asnumpy()[:, 1] >= 10.0).all()
+    assert npx.random.normal_n(0.0, 1.0, batch_shape=(2, 2)).shape == (2, 2)
