@@ -70,10 +70,11 @@ class EngineError(RuntimeError):
 class _Failure:
     """One exception raised by pushed work, shared by every variable it poisons."""
 
-    __slots__ = ("exc", "name", "reported")
+    __slots__ = ("exc", "name", "reported", "seq")
 
-    def __init__(self, name, exc):
+    def __init__(self, name, exc, seq):
         self.name = name
+        self.seq = seq
         self.exc = exc
         self.reported = False
 
@@ -321,13 +322,14 @@ class Engine:
             else:
                 op.fn()
         except BaseException as e:  # noqa: BLE001 - every failure is stored, none lost
-            failure = _Failure(op.name, e)
+            failure = _Failure(op.name, e, op.seq)
         finally:
             stack.pop()
         if t0:
             w = _tls.worker
-            _prof.record(op.name, "engine", t0, time.perf_counter(),
-                         w.label if w is not None else None,
+            label = w.label if w is not None else "engine:comm" if ctx is None \
+                else f"engine:{ctx}"  # the naive engine runs work in the pushing thread
+            _prof.record(op.name, "engine", t0, time.perf_counter(), label,
                          {"device": "comm" if ctx is None else str(ctx),
                           "priority": op.priority, "failed": failure is not None})
         return failure
@@ -472,7 +474,8 @@ class Engine:
                     return s is not None and s < cutoff
 
             self._wait(busy, cutoff)
-            failures = [f for f in self._failures if not f.reported]
+            failures = sorted((f for f in self._failures if not f.reported),
+                              key=lambda f: f.seq)  # in push order
             self._failures = []
             for v in self._poisoned:
                 v.error = None

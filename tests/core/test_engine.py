@@ -16,12 +16,14 @@ CTXS = [cpu(i) for i in range(4)]
 
 
 @pytest.fixture(autouse=True)
-def _drain():
+def _threaded():
+    prev = engine.set_engine("ThreadedEngine")  # even under KBACKEND_ENGINE_TYPE=NaiveEngine
     yield
     try:
         engine.wait_all()
     except EngineError:
         pass
+    engine.set_engine(prev)
 
 
 def _stress_program(seed: int, n_ops: int = 3000, n_vars: int = 24):

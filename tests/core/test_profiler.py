@@ -11,11 +11,13 @@ from core.ops import registry
 
 @pytest.fixture
 def trace_path(tmp_path):
+    prev = engine.set_engine("ThreadedEngine")  # even under KBACKEND_ENGINE_TYPE=NaiveEngine
     path = tmp_path / "out" / "trace.json"
     profiler.set_config(filename=str(path))
     yield path
     profiler.set_state("stop")
     profiler.dumps(reset=True)
+    engine.set_engine(prev)
 
 
 def _load(path):
