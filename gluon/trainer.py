@@ -34,7 +34,7 @@ Example:
 """
 from __future__ import annotations
 
-from core import autograd, parallel
+from core import autograd, nd, parallel
 from core import optimizer as opt
 from core.kvstore import KVStoreBase
 
@@ -120,6 +120,9 @@ class Trainer:
         self._fresh = None  # freshness of the gradients, taken before allreduce_grads
         self._pending = None  # (core.parallel.Step, keys) of the last forward_backward
         self._reset_kvstore()
+        if "dist" in str(getattr(kvstore, "type", kvstore)):
+            # every worker starts from rank 0's weights before its first forward pass
+            self._prepare()
 
     # ------------------------------------------------------------------ set-up
     def _check_contexts(self) -> list:
@@ -328,11 +331,12 @@ class Trainer:
             return
         keys, grads, outs = [], [], []
         for i, (p, f) in enumerate(zip(self._params, fresh)):
-            if f is None or not any(f) or i in reduced:
+            if f is None or i in reduced or not (any(f) or self._distributed):
                 continue
             g = p.list_grad()
             keys.append(i)
-            grads.append([x for x, ok in zip(g, f) if ok])
+            # a distributed store's collectives need every worker: zeros if none fresh
+            grads.append([x for x, ok in zip(g, f) if ok] or [nd.zeros_like(g[0])])
             outs.append(g)
         parallel.allreduce_grads(self._kvstore, grads, out=outs, keys=keys)
 

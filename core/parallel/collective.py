@@ -97,9 +97,9 @@ def create_kvstore(kvstore, num_devices: int, update_on_kvstore: bool | None = N
     """The store a data-parallel trainer uses, and whether updates run on it.
 
     As MXNet's ``model._create_kvstore``: a store name with one device and no
-    ``dist`` in it means no store (nothing to sum). In one process ``'device'`` and
-    ``'local'`` both give the local store. Updates run on the workers (each replica)
-    unless ``update_on_kvstore=True``.
+    ``dist`` in it means no store (nothing to sum). ``'device'`` reduces on the
+    devices, ``'local'`` on the store's context: the same sums. Updates run on the
+    workers (each replica) unless ``update_on_kvstore=True``.
 
     Args:
         kvstore: None, a store name (``'local'``, ``'device'``, ...) or a
@@ -120,7 +120,7 @@ def create_kvstore(kvstore, num_devices: int, update_on_kvstore: bool | None = N
         >>> from core import parallel
         >>> parallel.create_kvstore('device', 1)
         (None, False)
-        >>> kv, on_kv = parallel.create_kvstore('device', 2)
+        >>> kv, on_kv = parallel.create_kvstore('local', 2)
         >>> kv.type, on_kv
         ('local', False)
     """

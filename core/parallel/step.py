@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from .. import autograd
+from .. import autograd, nd
 from ..ndarray import NDArray
 from .collective import _keys, allreduce_grads
 
@@ -86,6 +86,14 @@ class _Reducer:
         self.fresh = [[False] * n_rep for _ in range(n)]
         self.reported = [[False] * n_rep for _ in range(n)]
         self.reduced = [False] * n
+        # a distributed store's collectives must be issued in the same order on every
+        # worker: its all-reduces run in push order (the gradients' readiness order,
+        # the same on every worker), not by priority
+        self.chain = None
+        if kvstore is not None and "dist" in str(getattr(kvstore, "type", "")):
+            from .. import engine
+
+            self.chain = engine.new_var("allreduce order")
         for i, reps in enumerate(params):
             grads = [w.grad for w in reps]
             self.grads.append(grads)
@@ -143,16 +151,21 @@ class _Reducer:
 
         grads, fresh = self.grads[i], self.fresh[i]
         src = [g for g, f in zip(grads, fresh) if f]
-        if not src or (len(grads) == 1 and self.kvstore is None):
+        if (not src and self.chain is None) or (len(grads) == 1 and self.kvstore is None):
             return  # nothing to sum: no fresh replica, or one context and no store
         self.reduced[i] = True
         key, kv = self.keys[i], self.kvstore
 
         def run() -> None:
+            # on a distributed store every worker takes part, with zeros if it has
+            # no fresh gradient for this parameter
+            srcs = src or [nd.zeros(grads[0].shape, ctx=grads[0].context,
+                                    dtype=grads[0].dtype)]
             with profiler.scope(f"allreduce {key}", "communication"):
-                allreduce_grads(kv, [src], out=[grads], keys=[key], priorities=[-i])
+                allreduce_grads(kv, [srcs], out=[grads], keys=[key], priorities=[-i])
 
-        engine.push(run, read_vars=(), write_vars=grads, ctx=engine.COMM, priority=-i,
+        writes = grads if self.chain is None else [*grads, self.chain]
+        engine.push(run, read_vars=(), write_vars=writes, ctx=engine.COMM, priority=-i,
                     name=f"allreduce {key}")
 
 

@@ -1,10 +1,16 @@
 """core.parallel: the overlapped data-parallel step (forward_backward) against the
 sequential path, under the threaded and the naive engine; readiness order, stale
 replicas, errors, and the overlap itself in a profiler trace."""
+import importlib.util
 import itertools
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,3 +279,29 @@ def test_waiting_allreduces_run_first_layers_first():
         gate.set()
     step.wait()
     assert order == list(range(len(params)))
+
+
+def _mpirun():
+    local = Path(sys.executable).with_name("mpirun")  # the mpich wheel's, in a venv
+    return str(local) if local.exists() else shutil.which("mpirun")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None or _mpirun() is None,
+                    reason="needs mpi4py and an mpirun (pip install -e \".[dist]\")")
+def test_two_processes_dist_sync_trainer_forward_backward():
+    """gluon.Trainer(kvstore='dist_sync').forward_backward on 2 MPI processes x 2
+    contexts matches one process on one context (tests/core/parallel_dist_worker.py)."""
+    root = Path(__file__).resolve().parents[2]
+    worker = Path(__file__).with_name("parallel_dist_worker.py")
+    mpirun = _mpirun()
+    version = subprocess.run([mpirun, "--version"], capture_output=True, text=True,
+                             timeout=30, check=False, stdin=subprocess.DEVNULL)
+    extra = [] if "HYDRA" in version.stdout + version.stderr else \
+        ["--allow-run-as-root", "--oversubscribe"]  # Open MPI as root on few cores
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([mpirun, *extra, "-np", "2", sys.executable, str(worker)],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0 and "rank 0 OK" in proc.stdout and \
+        "rank 1 OK" in proc.stdout, f"{proc.stdout}\n{proc.stderr[-4000:]}"
