@@ -63,6 +63,7 @@ from core import autograd as _autograd
 from core import np as _cnp
 from core.ndarray import NDArray as _NDArray
 
+from .data_parallel import replicated_steps
 from .jit import step_outputs
 
 
@@ -132,6 +133,11 @@ class KBackendTrainer(base_trainer.Trainer):
     # ------------------------------------------------------------------ steps
     def train_step(self, data):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        replicated = replicated_steps(self)
+        if replicated is not None:  # keras.distribution.DataParallel
+            y_pred, loss = replicated.run("train", data)
+            update_loss_tracker(self._loss_tracker, loss, _batch_size(x))
+            return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
         trainable_weights = self.trainable_weights[:]
         marked = mark_trainable(trainable_weights)
         with _autograd.record():
@@ -153,12 +159,19 @@ class KBackendTrainer(base_trainer.Trainer):
 
     def test_step(self, data):
         x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
-        y_pred, loss = step_outputs(self, "test", x, y, sample_weight)
+        replicated = replicated_steps(self)
+        if replicated is not None:
+            y_pred, loss = replicated.run("test", data)
+        else:
+            y_pred, loss = step_outputs(self, "test", x, y, sample_weight)
         update_loss_tracker(self._loss_tracker, loss, _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
         x, _, _ = data_adapter_utils.unpack_x_y_sample_weight(data)
+        replicated = replicated_steps(self)
+        if replicated is not None:
+            return replicated.run("predict", (x,))[0]
         return step_outputs(self, "predict", x)[0]
 
     # ------------------------------------------------------------------ step functions
@@ -169,6 +182,7 @@ class KBackendTrainer(base_trainer.Trainer):
         if self.train_function is not None and not force:
             return self.train_function
         self._kbackend_compiled = None  # (re)compiled: trace the steps anew
+        self._kbackend_replicated = None
 
         def steps_on_data(data):
             logs = None

@@ -91,8 +91,10 @@ def test_layouts_processes_and_placement():
         two = DeviceMesh((2,), ["batch"], ["cpu:0", "cpu:1"])
         z = d.distribute_variable(x, TensorLayout([None], two))
         print("replicated", z is x)
+        # DataParallel's batch layout: the trainer splits the batch (kbackend.data_parallel)
+        print("batch", d.distribute_data_input(x, TensorLayout(["batch"], two), "batch") is x)
         try:
-            d.distribute_data_input(x, TensorLayout(["batch"], two), "batch")
+            d.distribute_tensor(x, TensorLayout(["batch"], two))
         except NotImplementedError as exc:
             print("shard", exc)
         try:
@@ -110,6 +112,7 @@ def test_layouts_processes_and_placement():
     lines = dict(line.split(" ", 1) for line in out.strip().splitlines())
     assert lines["placed"] == "cpu(1) [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]"
     assert lines["replicated"] == "True"
+    assert lines["batch"] == "True"
     assert "cannot shard" in lines["shard"] and "'batch': 2" in lines["shard"]
     assert "device mesh is not set" in lines["axes"]
     assert lines["mesh"] == "[cpu(0), cpu(1)]"
