@@ -14,10 +14,17 @@ machine or on many with a host file); each creates ``kvstore.create('dist_sync')
   (``set_optimizer``) every worker applies the same update to its replica of the
   value, otherwise the sum becomes the value. ``pull`` copies the value out (no
   communication: the replicas are identical). ``pushpull`` is both.
+- ``push``/``pushpull`` run on the engine's communication worker (:mod:`core.engine`):
+  they return at once and overlap with compute; reading an output waits for them.
+  The store's collectives run in call order (``priority`` orders them only among
+  other communication work), since every worker must issue them in the same order.
 - Every worker must make the same calls with the same keys in the same order (a
   checksum travels with each all-reduce, and a mismatch raises ``DistError``); a
   collective that does not complete within ``KBACKEND_DIST_TIMEOUT`` seconds (default
   60) raises ``DistTimeoutError`` instead of hanging (see :mod:`core.kvstore.mpi`).
+  Errors of pushed work surface at the next sync point (``wait_to_read``,
+  ``asnumpy``, an operator reading the array, ``core.waitall``) as an ``EngineError``
+  whose ``__cause__`` is the ``DistError``.
 
 Values travel through host memory (NumPy buffers), also for GPU arrays.
 
@@ -35,7 +42,7 @@ from __future__ import annotations
 
 import json
 
-from .. import autograd, nd
+from .. import autograd, engine, nd, profiler
 from .base import KVStoreBase, key_value_pairs
 from .comm import copy_to_all, reduce_sum
 from .local import LocalKVStore
@@ -44,14 +51,15 @@ from .mpi import DistError, DistTimeoutError, MPIComm
 __all__ = ["DistError", "DistSyncKVStore", "DistTimeoutError"]
 
 
-def _submit(fn, name: str, priority: int = 0) -> None:
-    """Run communication work ``fn()`` (the one place the store's MPI work starts).
+def _submit(store, fn, name: str, priority: int, reads=(), writes=()) -> None:
+    """Push communication work ``fn()`` to the engine's communication worker.
 
-    It runs at once, in call order: MPI collectives must be issued in the same order
-    on every worker.
+    Every piece of the store's work also writes the store's order variable, so it runs
+    in call order: MPI collectives must be issued in the same order on every worker,
+    and ``priority`` only orders it among other work of that worker.
     """
-    del name, priority
-    fn()
+    engine.push(fn, read_vars=reads, write_vars=(*writes, store._order), ctx=engine.COMM,
+                priority=priority, name=name)
 
 
 def _describe(k, arr) -> list:
@@ -91,6 +99,7 @@ class DistSyncKVStore(LocalKVStore):
         super().__init__()
         self._comm = MPIComm()
         self._ordinal: dict = {}  # key -> its position in init order (the checksum)
+        self._order = engine.new_var("kvstore.dist_sync")
 
     @property
     def type(self) -> str:
@@ -119,7 +128,12 @@ class DistSyncKVStore(LocalKVStore):
         Raises:
             DistTimeoutError: not every worker arrived within the timeout.
         """
+        self._drain()
         self._comm.barrier("kvstore.barrier")
+
+    def _drain(self) -> None:
+        """Wait for the store's pushed communication (it raises that work's failure)."""
+        engine.wait_to_write(self._order)
 
     # ------------------------------------------------------------------ init/broadcast
     def init(self, key, value) -> None:
@@ -163,24 +177,27 @@ class DistSyncKVStore(LocalKVStore):
             copy_to_all(self._store[k], o)
 
     def _sync_values(self, pairs, what: str) -> None:
-        """Check the keys/shapes/dtypes across workers, then store rank 0's values."""
+        """Check the keys/shapes/dtypes across workers, then store rank 0's values.
+
+        Runs in the calling thread, after the store's pushed work (so that errors are
+        raised here, on every worker).
+        """
+        self._drain()
         self._check_agreement(pairs, what)
-
-        def work():
-            for k, vals in pairs:
-                src = vals[0]
-                data = self._comm.bcast(src.asnumpy(), f"key {k!r} ({_fmt(_describe(k, src))})")
-                with autograd.pause():
-                    value = nd.array(data, ctx=src.context, dtype=src.dtype)
-                stored = self._store.get(k)
-                if stored is not None and stored.shape == value.shape \
-                        and stored.dtype == value.dtype:
-                    copy_to_all(value, [stored])
-                else:
-                    self._store[k] = value
-                self._ordinal.setdefault(k, len(self._ordinal) + 1)
-
-        _submit(work, f"kvstore.{what}")
+        for k, vals in pairs:
+            src = vals[0]
+            label = f"key {k!r} ({_fmt(_describe(k, src))})"
+            with profiler.scope(f"kvstore.{what} {k!r}"):
+                data = self._comm.bcast(src.asnumpy(), label)
+            with autograd.pause():
+                value = nd.array(data, ctx=src.context, dtype=src.dtype)
+            stored = self._store.get(k)
+            if stored is not None and stored.shape == value.shape \
+                    and stored.dtype == value.dtype:
+                copy_to_all(value, [stored])
+            else:
+                self._store[k] = value
+            self._ordinal.setdefault(k, len(self._ordinal) + 1)
 
     def _check_agreement(self, pairs, what: str) -> None:
         mine = [_describe(k, vals[0]) for k, vals in pairs]
@@ -204,25 +221,102 @@ class DistSyncKVStore(LocalKVStore):
                              ". Every worker must build the same model (the same shapes "
                              "and dtypes) and initialize the keys in the same order.")
 
+    # ------------------------------------------------------------------ optimizer
+    def set_optimizer(self, optimizer) -> None:
+        """Update every worker's replica of the values with ``optimizer`` on each push
+        (all workers apply the same update to the same summed gradient).
+
+        Raises:
+            TypeError: ``optimizer`` is not a ``core.optimizer.Optimizer``.
+        """
+        self._drain()
+        super().set_optimizer(optimizer)
+
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        """Save the optimizer states (identical on every worker: saving on rank 0 is
+        enough) to ``fname``, atomically, after the pending updates.
+
+        Raises:
+            RuntimeError: no optimizer is set on the store.
+        """
+        self._drain()
+        super().save_optimizer_states(fname, dump_optimizer)
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Load states saved by :meth:`save_optimizer_states` (on every worker).
+
+        Raises:
+            RuntimeError: no optimizer is set on the store.
+            ValueError: the file does not hold optimizer states.
+        """
+        self._drain()
+        super().load_optimizer_states(fname)
+
     # ------------------------------------------------------------------ push
-    def _push_one(self, k, vals) -> None:
+    def push(self, key, value, priority: int = 0) -> None:
+        """Sum ``value`` over this process' arrays and over the workers into ``key``.
+
+        The communication is pushed to the engine (it overlaps with compute); the
+        stored value is ready for :meth:`pull` and for reads once it completes.
+
+        Args:
+            key: an int or str, or a list of them (initialized on every worker).
+            value: an NDArray or a list of NDArrays (one per device) per key.
+            priority: the engine priority of the communication among other work of the
+                communication worker (the store's own collectives run in call order).
+
+        Raises:
+            KeyError: the key was not initialized.
+            ValueError: the pushed shape differs from the key's.
+        """
+        for k, vals in key_value_pairs(key, value):
+            self._push_one(k, vals, priority=priority)
+
+    def pushpull(self, key, value, out=None, priority: int = 0) -> None:
+        """:meth:`push` ``value``, then copy the new value into ``out`` (default
+        ``value``): an all-reduce over contexts and workers without an optimizer.
+
+        Args:
+            key: an int or str, or a list of them.
+            value: as for :meth:`push`.
+            out: an NDArray or a list of them per key; None writes into ``value``.
+            priority: as for :meth:`push`.
+        """
+        pairs = key_value_pairs(key, value)
+        outs = pairs if out is None else key_value_pairs(key, out, what="out")
+        for (k, vals), (_, o) in zip(pairs, outs):
+            self._push_one(k, vals, o, priority)
+
+    def _push_one(self, k, vals, outs=(), priority: int = 0) -> None:
         stored = self._store.get(k)
         if stored is None:
             raise KeyError(f"kvstore.push (dist_sync): key {k!r} has not been initialized; "
                            "call init (or broadcast) first, on every worker")
-        if stored.shape != vals[0].shape:
-            raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but the "
-                             f"pushed value has shape {vals[0].shape}")
+        for v in vals:
+            if v.shape != stored.shape:
+                raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but "
+                                 f"a pushed value has shape {v.shape}")
+        for o in outs:
+            if o.shape != stored.shape:
+                raise ValueError(f"kvstore.pushpull: key {k!r} holds shape {stored.shape}, "
+                                 f"but an output has shape {o.shape}")
+        vals, outs = list(vals), list(outs)
+        check = self._ordinal[k]
 
         def work():
             local = reduce_sum(vals, stored.context)
-            what = f"key {k!r} ({_fmt(_describe(k, local))})"
-            total = self._comm.allreduce_sum(local.asnumpy(), what, check=self._ordinal[k])
+            label = f"key {k!r} ({_fmt(_describe(k, local))})"
+            with profiler.scope(f"kvstore.allreduce {k!r}"):
+                total = self._comm.allreduce_sum(local.asnumpy(), label, check=check)
             with autograd.pause():
                 merged = nd.array(total, ctx=stored.context, dtype=local.dtype)
                 if self._updater is not None:
                     self._updater(k, merged, stored)
                 else:
                     copy_to_all(merged, [stored])
+                if outs:
+                    copy_to_all(stored, outs)
 
-        _submit(work, f"kvstore.push({k!r})")
+        _submit(self, work, f"kvstore.pushpull({k!r})" if outs else f"kvstore.push({k!r})",
+                priority, reads=[v for v in vals if all(v is not o for o in outs)],
+                writes=[stored, *outs])

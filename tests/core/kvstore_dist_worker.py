@@ -7,8 +7,11 @@ Scenarios (tests/core/test_kvstore_dist.py launches them):
   training on the whole batch, and the replicas on both ranks are bitwise identical.
 - ``mismatch``: rank 1 builds a parameter of another shape; ``init`` must raise a
   ``ValueError`` naming it on both ranks.
-- ``dies``: rank 1 exits abruptly after two steps; rank 0 must raise
-  ``DistTimeoutError`` within ``KBACKEND_DIST_TIMEOUT``.
+- ``order``: the ranks push different keys (of one shape) at the same time: both must
+  raise a ``DistError`` saying so (instead of summing unrelated gradients).
+- ``dies``: rank 1 exits abruptly after two steps; rank 0 must raise (at the next sync
+  point, as an ``EngineError`` caused by ``DistTimeoutError``) within
+  ``KBACKEND_DIST_TIMEOUT``.
 
 Each rank prints ``rank R: ...`` lines; ``rank R OK`` at the end of a passed scenario.
 """
@@ -161,8 +164,25 @@ def _mismatch():
     kv.barrier()
 
 
+def _order():
+    from core import engine, kvstore, nd
+
+    kv = kvstore.create("dist_sync")
+    kv.init(["p", "q"], [nd.zeros((2,)), nd.zeros((2,))])
+    g = nd.ones((2,))
+    try:
+        kv.pushpull("p" if kv.rank == 0 else "q", g)   # different keys, same shape
+        g.wait_to_read()
+    except engine.EngineError as e:
+        assert isinstance(e.__cause__, kvstore.DistError), repr(e.__cause__)
+        print(f"rank {kv.rank}: {e}", flush=True)
+    else:
+        raise AssertionError("different keys in one allreduce went unnoticed")
+    time.sleep(1)  # let the other rank print before this one's exit aborts the job
+
+
 def _dies():
-    from core import kvstore, nd
+    from core import engine, kvstore, nd
 
     kv = kvstore.create("dist_sync")
     kv.init("g", nd.zeros((8,)))
@@ -173,9 +193,11 @@ def _dies():
             os._exit(1)
         start = time.monotonic()
         try:
-            kv.pushpull("g", g)
-        except kvstore.DistTimeoutError as e:
-            print(f"rank {kv.rank}: DistTimeoutError after {time.monotonic() - start:.1f} s "
+            kv.pushpull("g", g)      # pushed to the engine: returns at once
+            g.wait_to_read()         # the sync point where a failure is raised
+        except engine.EngineError as e:
+            assert isinstance(e.__cause__, kvstore.DistTimeoutError), repr(e.__cause__)
+            print(f"rank {kv.rank}: EngineError after {time.monotonic() - start:.1f} s "
                   f"at step {step}: {e}", flush=True)
             raise
     raise AssertionError("rank 0 never noticed that rank 1 died")
@@ -183,7 +205,7 @@ def _dies():
 
 if __name__ == "__main__":
     scenario = sys.argv[1]
-    {"basic": _basic, "mismatch": _mismatch, "dies": _dies}[scenario]()
+    {"basic": _basic, "mismatch": _mismatch, "order": _order, "dies": _dies}[scenario]()
     from mpi4py import MPI
 
     print(f"rank {MPI.COMM_WORLD.Get_rank()} OK", flush=True)

@@ -121,6 +121,16 @@ def test_mismatched_shapes_fail_at_init_on_every_rank(tmp_path):
 
 
 @needs_mpi
+def test_different_keys_in_one_allreduce_raise_on_every_rank(tmp_path):
+    proc, _ = _launch("order", tmp_path)
+    for r, key in ((0, "p"), (1, "q")):
+        assert re.search(rf"rank {r}: kvstore.pushpull\('{key}'\): pushed work failed with "
+                         rf"DistError: kvstore dist_sync: the workers reduced different keys "
+                         rf"together: rank {r} of 2 sent key '{key}'", proc.stdout), \
+            _explain(proc)
+
+
+@needs_mpi
 def test_dead_worker_times_out_with_a_clear_error(tmp_path):
     # The launcher must not kill rank 0 itself when rank 1 dies (MPICH kills the job
     # by default), so that the store's own deadline is what ends rank 0's wait.
@@ -130,8 +140,8 @@ def test_dead_worker_times_out_with_a_clear_error(tmp_path):
                             env={"KBACKEND_DIST_TIMEOUT": "3"})
     assert proc.returncode != 0, _explain(proc)
     assert "rank 1: exiting abruptly" in proc.stdout, _explain(proc)
-    m = re.search(r"rank 0: DistTimeoutError after ([0-9.]+) s at step 2: kvstore dist_sync: "
-                  r"the allreduce of key 'g' \(shape \(8,\) float32\) did not complete on "
+    m = re.search(r"rank 0: EngineError after ([0-9.]+) s at step 2: kvstore.pushpull\('g'\): "
+                  r"pushed work failed with DistTimeoutError: kvstore dist_sync: the allreduce of key 'g' \(shape \(8,\) float32\) did not complete on "
                   r"every worker within 3 s \(KBACKEND_DIST_TIMEOUT\)", proc.stdout)
     assert m, _explain(proc)
     assert 3.0 <= float(m.group(1)) < 6.0
