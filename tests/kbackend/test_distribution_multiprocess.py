@@ -1,0 +1,107 @@
+"""Keras multi-process training on kbackend: ``mpirun -np 2``, ``keras.distribution.
+initialize()`` and ``DataParallel`` over both processes' devices (core's ``dist_sync``
+store).
+
+Skipped, with the reason, when mpi4py or mpirun is missing or the store is not there.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from .conftest import ROOT, _keras_home
+
+pytestmark = pytest.mark.multi_device
+
+_SCRIPT = """
+import json, os
+os.environ["KBACKEND_NUM_CPU_DEVICES"] = "2"
+import numpy as np
+import keras
+from kbackend import distribution_lib as d
+
+keras.distribution.initialize()
+rank, size = d.process_id(), d.num_processes()
+devices = keras.distribution.list_devices("cpu")
+rng = np.random.default_rng(0)
+x = rng.normal(size=(48, 5)).astype("float32")
+y = rng.integers(0, 3, 48)
+half, B = len(x) // size, 8
+
+def make():
+    keras.utils.set_random_seed(7)
+    m = keras.Sequential([keras.Input((5,)), keras.layers.Dense(8, activation="relu"),
+                          keras.layers.Dense(3)])
+    m.compile(keras.optimizers.Adam(0.01),
+              keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return m
+
+# The reference: one device, each step on the global batch (both processes' batches).
+ref = make()
+for k in range(half // B):
+    idx = np.concatenate([np.arange(p * half + k * B, p * half + (k + 1) * B)
+                          for p in range(size)])
+    ref.train_on_batch(x[idx], y[idx])
+
+dist = keras.distribution.DataParallel(devices=devices, auto_shard_dataset=False)
+with dist.scope():
+    m = make()
+    if rank == 1:  # other initial weights: fit starts from process 0's
+        m.layers[0].kernel.assign(np.zeros((5, 8), "float32"))
+    mine = slice(rank * half, (rank + 1) * half)
+    m.fit(x[mine], y[mine], batch_size=B, epochs=1, shuffle=False, verbose=0)
+print("RESULT " + json.dumps({
+    "rank": rank, "size": size, "devices": devices, "replicas": dist.num_model_replicas,
+    "diff": max(float(np.abs(a - b).max()) for a, b in zip(ref.get_weights(),
+                                                           m.get_weights())),
+    "weights": [w.tolist() for w in m.get_weights()]}), flush=True)
+"""
+
+
+def _mpirun() -> list:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py is not installed (pip install mpi4py mpich)")
+    exe = shutil.which("mpirun") or shutil.which("mpiexec")
+    if exe is None:
+        pytest.skip("no mpirun/mpiexec on PATH (pip install mpich)")
+    from core import kvstore
+
+    if "dist_sync" not in kvstore.KVStoreBase.kv_registry:
+        pytest.skip("core.kvstore has no 'dist_sync' store")
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             timeout=30, check=False).stdout
+    extra = ["--allow-run-as-root", "--oversubscribe"] if "Open MPI" in version else []
+    return [exe, *extra, "-np", "2"]
+
+
+def test_two_processes_train_as_one_device_on_the_global_batch(tmp_path):
+    cmd = _mpirun()
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(_SCRIPT))
+    env = dict(os.environ, KERAS_BACKEND="kbackend", KERAS_HOME=_keras_home(),
+               KBACKEND_DIST_TIMEOUT="60")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    try:
+        proc = subprocess.run([*cmd, sys.executable, str(script)], cwd=str(ROOT), env=env,
+                              capture_output=True, text=True, timeout=240, check=False)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"mpirun -np 2 did not finish within 240 s:\n{exc.stdout}\n{exc.stderr}")
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    results = sorted((json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
+                      if line.startswith("RESULT ")), key=lambda r: r["rank"])
+    assert [r["rank"] for r in results] == [0, 1], proc.stdout
+    for r in results:
+        assert r["size"] == 2
+        # global device names: each process owns two of the four
+        assert r["devices"] == ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]
+        assert r["replicas"] == 4
+        assert r["diff"] < 1e-6, r["diff"]
+    assert results[0]["weights"] == results[1]["weights"]  # bitwise the same everywhere
