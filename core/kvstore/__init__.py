@@ -5,7 +5,8 @@ interface and registers new stores with its ``register`` decorator. Registered h
 
 - ``local`` (:class:`LocalKVStore`): one process, any number of contexts; values
   pushed from several contexts are summed on one context and pulled back identical.
-  ``create('device')`` gives it too until the device store is registered.
+- ``device`` (:class:`DeviceKVStore`): as ``local``, but each key is summed on one of
+  the devices it comes from, the keys spread over the devices (``nccl`` too).
 - ``dist_sync`` (:class:`DistSyncKVStore`): several processes (one or many machines)
   launched with ``mpirun``; sums over the processes with MPI (mpi4py), with a timeout
   (``KBACKEND_DIST_TIMEOUT``) instead of hanging on a dead peer.
@@ -21,9 +22,10 @@ Example:
     [2.0, 2.0, 2.0]
 """
 from .base import KVStoreBase, create
+from .device import DeviceKVStore
 from .dist import DistSyncKVStore
 from .local import LocalKVStore
 from .mpi import DistError, DistTimeoutError
 
-__all__ = ["DistError", "DistSyncKVStore", "DistTimeoutError", "KVStoreBase",
+__all__ = ["DeviceKVStore", "DistError", "DistSyncKVStore", "DistTimeoutError", "KVStoreBase",
            "LocalKVStore", "create"]

@@ -144,11 +144,6 @@ class KVStoreBase:
         return f"<{type(self).__name__} type={kind!r}>"
 
 
-# Names that stand for another store until a store of their own is registered: in one
-# process, the device store's job (summing gradients over devices) is the local store's.
-_FALLBACKS = {"device": "local", "nccl": "local"}
-
-
 def create(name: str = "local") -> KVStoreBase:
     """A new key-value store of the registered type ``name`` (case-insensitive).
 
@@ -174,8 +169,6 @@ def create(name: str = "local") -> KVStoreBase:
         raise TypeError(f"kvstore.create: name must be a string, got {type(name).__name__}")
     key = name.lower()
     klass = KVStoreBase.kv_registry.get(key)
-    if klass is None and key in _FALLBACKS:
-        klass = KVStoreBase.kv_registry.get(_FALLBACKS[key])
     if klass is None:
         known = ", ".join(repr(n) for n in sorted(KVStoreBase.kv_registry))
         hint = (" (asynchronous distributed training is not implemented; use 'dist_sync')"

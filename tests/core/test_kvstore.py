@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from core import autograd, cpu, kvstore, nd, optimizer, parallel
-from core.kvstore import KVStoreBase, LocalKVStore
+from core.kvstore import DeviceKVStore, KVStoreBase, LocalKVStore
 
 CTXS = [cpu(0), cpu(1), cpu(2)]
 
@@ -23,12 +23,16 @@ def test_create_local_and_properties():
         kv.is_capable("sparse")
     assert kvstore.create("LOCAL").type == "local"
     assert "local" in repr(kv)
-    assert isinstance(kvstore.create("device"), LocalKVStore)  # until the device store
+    for name in ("device", "nccl"):
+        dev = kvstore.create(name)
+        assert isinstance(dev, DeviceKVStore) and isinstance(dev, LocalKVStore)
+        assert (dev.type, dev.rank, dev.num_workers) == ("device", 0, 1)
 
 
 def test_create_unknown_lists_registered():
     with pytest.raises(ValueError, match=r"unknown kvstore type 'nope'; registered types: "
-                                         r"'dist_device_sync', 'dist_sync', 'local'$"):
+                                         r"'device', 'dist_device_sync', 'dist_sync', "
+                                         r"'local', 'nccl'$"):
         kvstore.create("nope")
     with pytest.raises(TypeError, match="must be a string"):
         kvstore.create(3)
@@ -240,7 +244,7 @@ def test_split_batch():
 
 
 @pytest.mark.multi_device
-@pytest.mark.parametrize("store", [None, "local"])
+@pytest.mark.parametrize("store", [None, "local", "device"])
 def test_allreduce_grads(store):
     kv = kvstore.create(store) if store else None
     grads = [_on_all([np.full(3, 1.0), np.full(3, 2.0), np.full(3, 4.0)]),
@@ -264,9 +268,52 @@ def test_broadcast_params_and_create_kvstore():
     assert parallel.create_kvstore("local", 1) == (None, False)
     assert parallel.create_kvstore(None, 4) == (None, False)
     kv, on_kv = parallel.create_kvstore("device", 2, update_on_kvstore=True)
-    assert kv.type == "local" and on_kv is True
+    assert kv.type == "device" and on_kv is True
     mine = kvstore.create("local")
     assert parallel.create_kvstore(mine, 1)[0] is mine
     with pytest.raises(TypeError, match="store name"):
         parallel.create_kvstore(3, 2)
 
+
+# ---------------------------------------------------------------------- device store
+
+@pytest.mark.multi_device
+def test_device_store_spreads_keys_over_the_devices():
+    kv = kvstore.create("device")
+    sizes = {"a": (64,), "b": (16,), "c": (16,), "d": (8,)}
+    for k, shape in sizes.items():
+        kv.pushpull(k, [nd.ones(shape, ctx=c) for c in CTXS[:2]])
+    # greedy by bytes already assigned: a -> cpu(0); b, c -> cpu(1); d -> cpu(1) (32 < 64)
+    assert [kv.merge_context(k) for k in sizes] == [cpu(0), cpu(1), cpu(1), cpu(1)]
+    # a key pushed from one context only is summed there
+    kv.push("e", nd.ones((3,), ctx=cpu(2)))
+    assert kv.merge_context("e") == cpu(2)
+    with pytest.raises(KeyError, match="has not been pushed"):
+        kv.merge_context("zzz")
+
+
+@pytest.mark.multi_device
+@pytest.mark.parametrize("with_optimizer", [False, True])
+def test_device_store_matches_local_bitwise(with_optimizer):
+    rng = np.random.default_rng(0)
+    grads = [[rng.normal(size=(5, 3)).astype(np.float32) for _ in CTXS] for _ in range(3)]
+    results = {}
+    for name in ("local", "device"):
+        kv = kvstore.create(name)
+        if with_optimizer:
+            kv.set_optimizer(optimizer.Adam(learning_rate=0.1))
+        kv.init(["w", "v"], [nd.ones((5, 3), ctx=cpu(0)), nd.zeros((5, 3), ctx=cpu(2))])
+        outs = []
+        for step in grads:
+            for key in ("w", "v"):
+                vals = _on_all(step)
+                out = [nd.zeros((5, 3), ctx=c) for c in CTXS]
+                kv.pushpull(key, vals, out=out)
+                outs.append([o.asnumpy() for o in out])
+        results[name] = outs
+        if name == "device":
+            # "v" was initialized on cpu(2); it moved to the device it is summed on
+            assert kv._store["v"].context == kv.merge_context("v")
+    for a, b in zip(results["local"], results["device"]):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)

@@ -1,0 +1,77 @@
+"""The ``device`` store: sums on the devices themselves, spread over them (MXNet's ``device``).
+
+MXNet's ``local`` store reduces every key on one place (the CPU), its ``device``
+store on the devices: each key's pushed arrays are summed on one of the contexts
+they come from, and the keys are spread over the contexts so that no device sums
+them all. Here each key gets, at its first push, the context (among those it is
+pushed from) that has the fewest bytes of keys assigned so far; its value then lives
+there. The sums are the same as the ``local`` store's, to the bit (the arrays are
+added in the same order); only the place differs. On GPUs the copies between
+devices go through CuPy (peer to peer where the hardware allows); several CPU
+contexts share the host, so there it is the placement, not the speed, that differs.
+
+Example:
+    >>> from core import nd, cpu, kvstore
+    >>> kv = kvstore.create('device')
+    >>> big = [nd.ones((4, 4), ctx=cpu(0)), nd.ones((4, 4), ctx=cpu(1))]
+    >>> small = [nd.ones((2,), ctx=cpu(0)), nd.ones((2,), ctx=cpu(1))]
+    >>> kv.pushpull('big', big)
+    >>> kv.pushpull('small', small)
+    >>> kv.merge_context('big'), kv.merge_context('small')   # spread over the devices
+    (cpu(0), cpu(1))
+    >>> small[0].asnumpy().tolist()
+    [2.0, 2.0]
+"""
+from __future__ import annotations
+
+from ..context import Context
+from .base import KVStoreBase
+from .local import LocalKVStore
+
+__all__ = ["DeviceKVStore"]
+
+
+@KVStoreBase.register
+class DeviceKVStore(LocalKVStore):
+    """A store that sums each key on one of its devices (``create('device')``).
+
+    The interface and the results are the local store's (:class:`LocalKVStore`);
+    ``create('nccl')`` gives this store too.
+    """
+
+    names = ("device", "nccl")
+
+    def __init__(self):
+        super().__init__()
+        self._where: dict = {}   # key -> the context its values are summed on
+        self._load: dict = {}    # context -> bytes of the keys assigned to it
+
+    @property
+    def type(self) -> str:
+        """``'device'``."""
+        return "device"
+
+    def merge_context(self, key) -> Context:
+        """The context that key ``key`` is summed on (assigned at its first push).
+
+        Raises:
+            KeyError: the key was never pushed.
+        """
+        if key not in self._where:
+            raise KeyError(f"kvstore.merge_context: key {key!r} has not been pushed yet")
+        return self._where[key]
+
+    def _push_one(self, k, vals) -> None:
+        ctx = self._where.get(k)
+        if ctx is None:
+            candidates = list(dict.fromkeys(v.context for v in vals))
+            ctx = min(candidates, key=lambda c: self._load.get(c, 0))
+            self._where[k] = ctx
+            self._load[ctx] = self._load.get(ctx, 0) + vals[0].size * vals[0].dtype.itemsize
+        stored = self._store.get(k)
+        if stored is not None and stored.context != ctx:
+            self._store[k] = stored.copyto(ctx).detach()  # the value moves to its device
+        super()._push_one(k, vals)
+
+    def _merge_context(self, k, vals, stored):
+        return self._where[k]
