@@ -14,7 +14,8 @@ without (all-reduces start after both backward passes), their ratio to the
 1-context step, the all-reduce alone (every parameter, synchronously), and the
 *wait*: from the moment both backward passes are done until the last all-reduce
 has finished (``Step.wait()`` after ``forward_backward`` returns), with and without
-overlap.
+overlap. Then the 1- and 2-context steps again with BLAS limited to one thread
+(threadpoolctl): two replicas each calling a 2-thread OpenBLAS oversubscribe 2 cores.
 
 The CPU contexts share the machine's cores (2 here) and Python's GIL: the replicas
 overlap only where NumPy releases the GIL (BLAS calls, large ufunc loops).
@@ -131,6 +132,17 @@ def _rows(name, init, loss_of, batch, opts):
                          repeats=reps)["no overlap"]
     wait_off = statistics.median(two.waits)
     t_ar = median_times({"allreduce": two.allreduce}, number=number, repeats=reps)["allreduce"]
+    rows_blas = []
+    limits = _blas_limits(1)
+    if limits is not None:  # each replica's BLAS on one thread: no oversubscription
+        with limits:
+            t1 = median_times({"one": one.step, "overlap": lambda: two.step(True)},
+                              number=number, repeats=reps)
+        rows_blas = [
+            Row(f"{name}  1 context, BLAS 1 thread", t1["one"], unit="step"),
+            Row(f"{name}  2 contexts (overlap), BLAS 1 thread each", t1["overlap"],
+                unit="step"),
+            Row(f"{name}  ratio, BLAS 1 thread", ratio=t1["overlap"] / t1["one"])]
     return [
         Row(f"{name}  1 context, batch {batch}", t["one"], unit="step"),
         Row(f"{name}  2 contexts, all-reduce overlapping backward", t["overlap"], unit="step"),
@@ -141,7 +153,17 @@ def _rows(name, init, loss_of, batch, opts):
             unit="step"),
         Row(f"{name}  wait for all-reduce after backward, no overlap", Timing(wait_off),
             unit="step"),
+        *rows_blas,
     ]
+
+
+def _blas_limits(n):
+    """threadpoolctl's limit of BLAS threads to ``n``, or None without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=n, user_api="blas")
 
 
 def run(opts: Options) -> list[Row]:

@@ -176,9 +176,10 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
     """One data-parallel forward and backward, with the gradients' all-reduce
     overlapping backward.
 
-    Replica ``r`` runs ``fn(*batches[r])`` under ``autograd.record(train_mode)`` and
-    backward from what it returns, as one piece of work on the engine worker of its
-    context (the replicas run concurrently). Each parameter's gradients are summed
+    Replica ``r`` runs ``fn(*batches[r])`` under ``autograd.record(train_mode)``, with
+    its context as the current one (``with ctx:``), and backward from what it
+    returns, as one piece of work on the engine worker of its context (the replicas
+    run concurrently). Each parameter's gradients are summed
     over the replicas as soon as they are final on all of them (on the communication
     worker, priority ``-i``; through ``kvstore.pushpull`` when a store is given).
     Returns when every backward is done; the last all-reduces may still run: reading
@@ -272,8 +273,11 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
 
 
 def _replica_work(fn, batch, r, ctx, reducer, losses, train_mode, profiler):
+    """Replica ``r``'s forward and backward, as one piece of work for its worker."""
+
     def run() -> None:
-        with profiler.scope("forward", "operator"), autograd.record(train_mode):
+        # arrays fn creates without a context go to the replica's
+        with ctx, profiler.scope("forward", "operator"), autograd.record(train_mode):
             out = fn(*batch)
         heads = list(out) if isinstance(out, (list, tuple)) else [out]
         for h in heads:
@@ -282,7 +286,7 @@ def _replica_work(fn, batch, r, ctx, reducer, losses, train_mode, profiler):
                                 "it must return the loss as an NDArray (or a list of them)")
         heads = [h for h in heads if h._node is not None]  # others need no gradient
         if heads:
-            with profiler.scope("backward", "operator"), \
+            with ctx, profiler.scope("backward", "operator"), \
                     autograd.on_grad_ready(reducer.hook(r)):
                 autograd.backward(heads)
         reducer.finish(r)

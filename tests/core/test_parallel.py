@@ -305,3 +305,20 @@ def test_two_processes_dist_sync_trainer_forward_backward():
                           stdin=subprocess.DEVNULL, check=False)
     assert proc.returncode == 0 and "rank 0 OK" in proc.stdout and \
         "rank 1 OK" in proc.stdout, f"{proc.stdout}\n{proc.stderr[-4000:]}"
+
+
+@pytest.mark.multi_device
+def test_fn_runs_with_its_replicas_context_and_list_of_fns():
+    params = _params(CTX2)
+    seen = []
+
+    def fn(x, y):  # nd.ones without ctx= lands on the replica's context
+        seen.append(nd.ones((1,)).context)
+        return _loss_fn(params, CTX2)(x, y) * nd.ones((1,))
+
+    parallel.forward_backward(fn, _split(_batch(4), CTX2), params).wait()
+    assert sorted(seen, key=str) == CTX2
+    calls = []
+    fns = [lambda x, y, r=r: calls.append(r) or _loss_fn(params, CTX2)(x, y) for r in (0, 1)]
+    step = parallel.forward_backward(fns, _split(_batch(4), CTX2), params)
+    assert sorted(calls) == [0, 1] and [v.context for v in step.losses] == CTX2
