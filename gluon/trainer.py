@@ -182,7 +182,7 @@ class Trainer:
         first replica into the others); deferred ones wait for their shapes."""
         waiting, ready = [], []
         for p in self._params_to_init:
-            (waiting if p._deferred_init else ready).append(p)
+            (waiting if p._deferred_init or p._data is None else ready).append(p)
         if self._kvstore is not None and ready:
             parallel.broadcast_params(self._kvstore, [p.list_data() for p in ready],
                                       keys=[self._param2idx[id(p)] for p in ready])
