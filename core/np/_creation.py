@@ -12,6 +12,7 @@ import numbers
 import numpy as _numpy
 
 from .. import ops as _ops
+from ..context import as_context
 from ..ndarray import NDArray
 from ..ops.registry import invoke as _invoke
 from ._mode import _flags
@@ -26,8 +27,6 @@ def _float(dtype):
 
 
 def _dev(ctx, device):
-    from ..context import as_context
-
     return as_context(ctx if ctx is not None else device)
 
 
