@@ -1,8 +1,10 @@
 """The examples run as a user runs them: as scripts, in a subprocess."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 ACCURACY = re.compile(r"^test accuracy: ([0-9.]+)$", re.MULTILINE)
 
 
-def _run(script: str, *args: str, timeout: float) -> tuple[str, float]:
+def _run(script: str, *args: str, timeout: float, launcher=()) -> tuple[str, float]:
     env = dict(os.environ)
     # Work from a source checkout that was not pip-installed, too.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
+    proc = subprocess.run([*launcher, sys.executable, str(ROOT / "examples" / script), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, check=False)
     out = proc.stdout
@@ -86,3 +88,36 @@ def test_keras_digits_short(tmp_path, monkeypatch):
     assert acc > 0.3, f"two short epochs should beat chance (0.1) clearly, got {acc}"
     assert path.is_file() and path.stat().st_size > 0
     assert "the model loaded from the .keras file predicts the same" in out
+
+
+def _mpirun() -> str | None:
+    local = Path(sys.executable).with_name("mpirun")  # the mpich wheel's, in a venv
+    return str(local) if local.exists() else shutil.which("mpirun")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None or _mpirun() is None,
+                    reason="needs mpi4py and an mpirun (pip install -e \".[dist]\")")
+def test_gluon_distributed_short_on_two_processes():
+    mpirun = _mpirun()
+    version = subprocess.run([mpirun, "--version"], capture_output=True, text=True,
+                             timeout=30, check=False, stdin=subprocess.DEVNULL).stdout
+    extra = ["--allow-run-as-root", "--oversubscribe"] if "Open MPI" in version else []
+    out, acc = _run("gluon_distributed.py", "--short", timeout=180,
+                    launcher=[mpirun, *extra, "-np", "2"])
+    assert "digits on 2 worker(s) (dist_sync)" in out
+    assert re.search(r"^epoch 2: loss [0-9.]+ \(rank 0's shard\), test accuracy [0-9.]+$",
+                     out, re.MULTILINE), out
+    assert "replicas identical: the 4 parameters are the same on all 2 worker(s)" in out
+    assert out.count("test accuracy: ") == 1, "only rank 0 reports"
+    assert acc > 0.5, f"two short epochs should beat chance (0.1) clearly, got {acc}"
+
+
+@pytest.mark.multi_device
+def test_keras_multi_device_short(tmp_path, monkeypatch):
+    monkeypatch.delenv("KERAS_BACKEND", raising=False)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras-home"))
+    monkeypatch.setenv("KBACKEND_NUM_CPU_DEVICES", "2")
+    out, acc = _run("keras_multi_device.py", "--short", timeout=300)
+    assert "1 process(es), devices ['cpu:0', 'cpu:1']: 2 replicas" in out
+    assert acc > 0.3, f"two short epochs should beat chance (0.1) clearly, got {acc}"
