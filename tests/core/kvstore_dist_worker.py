@@ -125,14 +125,18 @@ def _trainer(r: int, n: int):
         return net
 
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    def train(net, kvstore, shard, batch_size):
-        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5},
-                           kvstore=kvstore)
+    def train(net, kvstore, shard, batch_size, on_kv=None):
+        # The gradient scale goes in as rescale_grad and step(1): MXNet's Trainer refuses
+        # a batch size change once a distributed store that updates is initialized.
+        tr = gluon.Trainer(net.collect_params(), "sgd",
+                           {"learning_rate": 0.5, "momentum": 0.5,
+                            "rescale_grad": 1.0 / batch_size},
+                           kvstore=kvstore, update_on_kvstore=on_kv)
         for _ in range(3):
             with autograd.record():
                 loss = loss_fn(net(nd.array(x[shard])), nd.array(y[shard]))
             loss.backward()
-            tr.step(batch_size)
+            tr.step(1)
         return [p.data().asnumpy() for p in net.collect_params().values()]
 
     comm = MPI.COMM_WORLD
@@ -142,6 +146,10 @@ def _trainer(r: int, n: int):
     dist = train(build(0), "dist_sync", shard, len(shard) * n)   # the global batch size
     for mine, expected in zip(dist, ref):
         np.testing.assert_allclose(mine, expected, rtol=1e-5, atol=1e-6)
+    # the update on the store (update_on_kvstore=True): the same numbers
+    on_store = train(build(0), "dist_sync", shard, len(shard) * n, on_kv=True)
+    for mine, expected in zip(on_store, dist):
+        np.testing.assert_allclose(mine, expected, rtol=1e-6, atol=1e-7)
     # different seeds per rank: rank 0's weights are broadcast, the replicas agree
     for mine in train(build(100 + r), "dist_sync", shard, len(shard) * n):
         other = comm.sendrecv(mine, dest=1 - r, source=1 - r)
