@@ -629,7 +629,7 @@ def current_op() -> str | None:
 def _wait_read(arr, where: str) -> None:
     """Dispatcher hook: ``arr._var`` is not None; wait for its pending writes."""
     v = arr._var
-    if v.queue or v.error is not None:  # an idle, healthy variable needs no lock
+    if v.nwrites or v.error is not None:  # no pending write, no failure: nothing to wait for
         _engine.wait_for_var(v, False, where)
 
 
