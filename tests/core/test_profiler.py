@@ -104,3 +104,15 @@ def test_arguments_are_checked():
     with pytest.raises(TypeError, match="unknown option"):
         profiler.set_config(filename="x.json", profile_everything=True)
     profiler.set_config(filename="profile.json", profile_all=True, aggregate_stats=False)
+
+
+def test_stopped_profiler_is_not_called_by_dispatch(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("the profiler was called while stopped")
+
+    monkeypatch.setattr(profiler, "record_operator", fail)
+    monkeypatch.setattr(profiler, "record", fail)
+    assert profiler.state() == "stop" and registry._profiling is False
+    x = nd.ones((3,)) * 2
+    engine.push(lambda: (x + 1).wait_to_read(), read_vars=[x], ctx=cpu(0), name="quiet")
+    engine.wait_all()
