@@ -28,7 +28,10 @@ parallelism: BatchNormalization normalizes each slice with the slice's statistic
 (the moving mean is still the batch mean; the moving variance is the mean of the
 slices' variances), and Dropout draws each replica's mask from its own stream (seed
 generator state offset by the replica's index). Losses are assumed to be means over
-the batch (Keras' default reduction).
+the batch (Keras' default reduction); a loss normalized by a data-dependent count (a
+masked sequence loss divides by the unmasked steps) is weighted by samples, not by
+that count. The replicas run one after the other in the calling thread: Keras keeps
+per-thread state (dtype policy, scopes) that engine worker threads would not see.
 
 In several processes, the logged loss and metrics are this process' (its data); the
 weights are the same in every process (process 0's are broadcast at the first step).
@@ -93,7 +96,7 @@ def _contexts_of(dist) -> list:
         devices = np.asarray(dist.device_mesh.devices).reshape(-1)
         if devices.size > 1:
             raise ValueError(
-                f"kbackend: model.fit under {type(dist).__name__} over {devices.size} "
+                f"kbackend: fit/evaluate/predict under {type(dist).__name__} over {devices.size} "
                 f"devices: the kbackend backend trains with data parallelism only "
                 f"(keras.distribution.DataParallel); variables cannot be sharded")
     contexts = distribution_lib.local_contexts(dist.device_mesh.devices)

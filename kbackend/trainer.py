@@ -38,6 +38,10 @@ optimizer is Keras' generic code, whose ``assign``/``assign_add``/``assign_sub``
 also write into the arrays in place (``Variable._direct_assign``). Either way the
 arrays marked for gradients stay the same objects from step to step.
 
+Under ``keras.distribution.DataParallel`` the built-in steps split each batch over
+the distribution's devices (:mod:`kbackend.data_parallel`): one replica per device,
+gradients summed, one optimizer update; a custom ``train_step`` runs on one device.
+
 The loss tracker (a ``keras.metrics.Mean``) is updated in place with the batch's
 loss times its size, which is what ``Mean.update_state(loss, sample_weight=n)``
 computes, without the dozen generic ops that call takes.
