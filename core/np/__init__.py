@@ -152,6 +152,22 @@ def array(object, dtype=None, ctx=None, device=None, copy: bool = True) -> NDArr
 asarray = array
 
 
+_generic_clip = clip  # noqa: F821 - generated from the registry above
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """Values of ``a`` limited to ``[a_min, a_max]`` (NumPy 2's ``min=``/``max=`` too).
+
+    Example:
+        >>> from core import np
+        >>> np.clip(np.array([-1.0, 0.5, 2.0]), min=0, max=1).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    return _generic_clip(a, a_min=lo, a_max=hi, out=out)
+
+
 _generic_einsum = einsum  # noqa: F821 - generated from the registry above
 
 
