@@ -31,6 +31,26 @@ from ._creation import (  # noqa: F401 - MXNet's signatures and float default
     tri,
     zeros,
 )
+from ._extra import (  # noqa: F401 - NumPy names beyond MXNet's list
+    asanyarray,
+    ascontiguousarray,
+    broadcast_arrays,
+    can_cast,
+    corrcoef,
+    cov,
+    exp2,
+    float_power,
+    heaviside,
+    isscalar,
+    nanmax,
+    nanmin,
+    ndim,
+    promote_types,
+    ptp,
+    result_type,
+    signbit,
+    size,
+)
 from ._math import (  # noqa: F401
     allclose,
     array_equal,
@@ -125,6 +145,7 @@ int_ = _numpy.int64
 dtype = _numpy.dtype
 finfo, iinfo = _numpy.finfo, _numpy.iinfo
 round_ = round
+concat = concatenate  # noqa: F821 - NumPy 2's name, generated from the registry above
 
 
 def array(object, dtype=None, ctx=None, device=None, copy: bool = True) -> NDArray:

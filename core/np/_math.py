@@ -435,7 +435,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return _F.reshape(res, newshape=xs.shape, mx_codes=False)
 
 
-def _window(name, m, fn, dtype, ctx, device):
+def _window(m, fn, dtype, ctx, device):
     from ._creation import _dev, _float
 
     dev = _dev(ctx, device)
@@ -446,17 +446,17 @@ def _window(name, m, fn, dtype, ctx, device):
 
 def hanning(M, dtype=None, ctx=None, device=None):
     """The Hann window of ``M`` points (float32 by default)."""
-    return _window("hanning", M, _numpy.hanning, dtype, ctx, device)
+    return _window(M, _numpy.hanning, dtype, ctx, device)
 
 
 def hamming(M, dtype=None, ctx=None, device=None):
     """The Hamming window of ``M`` points (float32 by default)."""
-    return _window("hamming", M, _numpy.hamming, dtype, ctx, device)
+    return _window(M, _numpy.hamming, dtype, ctx, device)
 
 
 def blackman(M, dtype=None, ctx=None, device=None):
     """The Blackman window of ``M`` points (float32 by default)."""
-    return _window("blackman", M, _numpy.blackman, dtype, ctx, device)
+    return _window(M, _numpy.blackman, dtype, ctx, device)
 
 
 def _int_op(name, fn, x1, x2):

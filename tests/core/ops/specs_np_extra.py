@@ -161,4 +161,32 @@ SPECS = [
     _row("concatenate", "insert", np.insert, _insert_samples),
     _row("take", "interp", lambda x, xp, fp, **k: np.interp(x, xp, fp, **k).astype(fp.dtype),
          _interp_samples, hybrid_skip=_HOST),
+    _row("max", "nanmax", np.nanmax,
+         lambda rng, d: [Sample(_with_nans(rng, (3, 4), d), axis=1),
+                         Sample(_with_nans(rng, (5,), d))]),
+    _row("min", "nanmin", np.nanmin,
+         lambda rng, d: [Sample(_with_nans(rng, (3, 4), d), axis=0, keepdims=True)]),
+    _row("max", "ptp", np.ptp, lambda rng, d: [Sample(_distinct(rng, (3, 4), d), axis=1),
+                                                Sample(_distinct(rng, (5,), d))]),
+    _row("matmul", "cov", _same(np.cov),
+         lambda rng, d: [Sample(rand(rng, (3, 6), d)), Sample(rand(rng, (5, 2), d),
+                                                              rowvar=False, ddof=0),
+                         Sample(rand(rng, (4,), d), rand(rng, (4,), d))],
+         rtol=1e-5, atol=1e-5),
+    _row("matmul", "corrcoef", _same(np.corrcoef),
+         lambda rng, d: [Sample(rand(rng, (3, 6), d))], rtol=1e-4, atol=1e-5),
+    _row("power", "exp2", np.exp2, _one(((3, 4), {}))),
+    _row("where", "heaviside", lambda a, b: np.heaviside(a, b).astype(a.dtype),
+         lambda rng, d: [Sample(np.array([-1.5, 0.0, 2.0, 0.0], d), np.array(0.25, d),
+                                diff=[1])]),
+    _row("copysign", "signbit", np.signbit,
+         lambda rng, d: [Sample(np.array([-1.0, 0.0, -0.0, 2.0], d))], grad=False),
+    _row("broadcast_to", "broadcast_arrays", lambda *a: np.broadcast_arrays(*a),
+         _pairs([(2, 1), (3,)], [(4,), (4,)])),
 ]
+
+
+def _with_nans(rng, shape, d):
+    a = _distinct(rng, shape, d)
+    a.reshape(-1)[::3] = np.nan
+    return a
