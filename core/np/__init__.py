@@ -1,8 +1,13 @@
 """NumPy names and semantics over the operator registry (``mxnet.np``).
 
-Broadcasting, type promotion, ``axis``, ``keepdims`` and ``out=`` follow NumPy.
-Creation functions default to float32 for floating-point data, as MXNet's NumPy
-interface does.
+Broadcasting, type promotion, ``axis``, ``keepdims`` and ``out=`` follow NumPy; where
+MXNet 2.0's NumPy interface differs, it is followed: arrays live on a device
+(``ctx=``/``device=``), creation functions default to float32 for floating-point data
+(``_creation.py``; ``npx.set_np(dtype=True)`` switches to float64, ``_mode.py``).
+Most functions are generated from the registry; NumPy functions without an operator of
+their own are composed of registry operators (``_shaping.py``, ``_math.py``,
+``_extra.py``) and stay differentiable; those whose output shape depends on values are
+computed on the host (``_values.py``).
 
 Example:
     >>> from core import np
