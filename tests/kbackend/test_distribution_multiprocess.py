@@ -32,7 +32,9 @@ devices = keras.distribution.list_devices("cpu")
 rng = np.random.default_rng(0)
 x = rng.normal(size=(48, 5)).astype("float32")
 y = rng.integers(0, 3, 48)
-half, B = len(x) // size, 8
+# Process 0 trains on rows 0..23, process 1 on rows 24..43: three steps each, the last
+# one with 8 + 4 samples, so the replicas' gradients are weighted by the global batch.
+bounds, B = [(0, 24), (24, 44)], 8
 
 def make():
     keras.utils.set_random_seed(7)
@@ -44,9 +46,9 @@ def make():
 
 # The reference: one device, each step on the global batch (both processes' batches).
 ref = make()
-for k in range(half // B):
-    idx = np.concatenate([np.arange(p * half + k * B, p * half + (k + 1) * B)
-                          for p in range(size)])
+for k in range(3):
+    idx = np.concatenate([np.arange(lo + k * B, min(lo + (k + 1) * B, hi))
+                          for lo, hi in bounds])
     ref.train_on_batch(x[idx], y[idx])
 
 dist = keras.distribution.DataParallel(devices=devices, auto_shard_dataset=False)
@@ -54,7 +56,7 @@ with dist.scope():
     m = make()
     if rank == 1:  # other initial weights: fit starts from process 0's
         m.layers[0].kernel.assign(np.zeros((5, 8), "float32"))
-    mine = slice(rank * half, (rank + 1) * half)
+    mine = slice(*bounds[rank])
     m.fit(x[mine], y[mine], batch_size=B, epochs=1, shuffle=False, verbose=0)
 print("RESULT " + json.dumps({
     "rank": rank, "size": size, "devices": devices, "replicas": dist.num_model_replicas,
