@@ -1,26 +1,15 @@
 """The dependency engine: work pushed with the variables it reads and writes.
 
-Work is pushed as a Python callable together with the engine variables (``Var``) it
-reads and writes. Work on different variables runs concurrently, on one worker
-thread per device plus one copy/communication worker (:data:`COMM`); work on the
-same variable runs in push order, reads may overlap and writes are exclusive (the
-per-variable queues of MXNet's threaded engine). Among the work that is ready on a
-worker, higher ``priority`` runs first.
-
-Every ``NDArray`` has a ``_var`` slot that stays None until pushed work names the
-array, so code that never pushes work pays one ``is None`` test per array in the
-dispatcher. Synchronous code meets asynchronous work at the sync points:
-``NDArray.wait_to_read()``, ``asnumpy()``, the dispatcher (it waits for pending
-writes on an operator's inputs), in-place writes (they wait for all pending work on
-the array) and :func:`wait_all` (``core.waitall()``).
-
-An exception raised by pushed work is stored on its write variables; work that
-depends on a failed variable is skipped and inherits the failure; the next sync on
-an affected array raises :class:`EngineError` naming the operator. ``wait_all``
-raises each failure not yet reported once and then clears all failures.
-
-Set ``KBACKEND_ENGINE_TYPE=NaiveEngine`` (or MXNet's ``MXNET_ENGINE_TYPE``) to run
-all work synchronously inside :func:`push` with the same dependency and error rules.
+Work on different variables runs concurrently, on one worker thread per device plus
+a copy/communication worker (:data:`COMM`); work on one variable runs in push order,
+reads overlapping and writes exclusive (MXNet's per-variable queues); among ready
+work on a worker, higher ``priority`` runs first. An NDArray's ``_var`` stays None
+until pushed work names it, so code that never pushes pays one ``is None`` test per
+array in the dispatcher. Sync points: ``wait_to_read``, ``asnumpy``, the dispatcher,
+in-place writes, :func:`wait_all`. A failure in pushed work is raised at the next
+sync on an affected array as :class:`EngineError` naming the operator.
+``KBACKEND_ENGINE_TYPE=NaiveEngine`` runs everything synchronously inside
+:func:`push`. See docs/engine.md.
 
 Example:
     >>> from core import engine, nd, cpu
@@ -461,7 +450,7 @@ class Engine:
 
     def wait_all(self) -> None:
         with self._lock:
-            blocks, cutoff = self._horizon()
+            _, cutoff = self._horizon()
             if cutoff is None:
                 limit = self._nseq
 
@@ -559,6 +548,15 @@ def push(fn: Callable[[], object], read_vars=(), write_vars=(), ctx=None, priori
 
     Returns:
         None at once (the threaded engine); the naive engine runs ``fn`` first.
+
+    Example:
+        >>> from core import engine, nd, cpu
+        >>> w, y = nd.ones((2, 2), ctx=cpu(1)), nd.zeros((2, 2), ctx=cpu(1))
+        >>> def step():
+        ...     y[:] = w @ w
+        >>> engine.push(step, read_vars=[w], write_vars=[y], ctx=cpu(1), name="step")
+        >>> (y + 1).asnumpy().tolist()  # the dispatcher waits for the pending write
+        [[3.0, 3.0], [3.0, 3.0]]
     """
     _engine.push(fn, read_vars, write_vars, ctx, priority, name)
 
@@ -590,6 +588,17 @@ def wait_all() -> None:
     Raises:
         EngineError: for the first failure not reported yet by another sync (once;
             all failures are cleared, so the engine stays usable).
+
+    Example:
+        >>> import core
+        >>> from core import engine
+        >>> engine.push(lambda: 1 / 0, name="divide_by_zero")
+        >>> try:
+        ...     core.waitall()
+        ... except engine.EngineError as e:
+        ...     print(e.op_name, type(e.__cause__).__name__)
+        divide_by_zero ZeroDivisionError
+        >>> core.waitall()  # raised once: the engine is usable again
     """
     try:
         _engine.wait_all()

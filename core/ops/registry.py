@@ -17,11 +17,10 @@ import contextlib
 import numbers
 import threading
 from collections.abc import Callable, Sequence
+from time import perf_counter as _perf_counter
 from typing import Any
 
 import numpy
-
-from time import perf_counter as _perf_counter
 
 from .. import autograd as _ag
 from .. import engine as _engine
