@@ -40,13 +40,14 @@ needs an MPI job)::
 """
 from __future__ import annotations
 
+import contextlib
 import json
 
 from .. import autograd, engine, nd, profiler
 from .base import KVStoreBase, key_value_pairs
 from .comm import copy_to_all, reduce_sum
 from .local import LocalKVStore
-from .mpi import DistError, DistTimeoutError, MPIComm
+from .mpi import DistError, DistTimeoutError, MPIComm, on_exit
 
 __all__ = ["DistError", "DistSyncKVStore", "DistTimeoutError"]
 
@@ -100,6 +101,7 @@ class DistSyncKVStore(LocalKVStore):
         self._comm = MPIComm()
         self._ordinal: dict = {}  # key -> its position in init order (the checksum)
         self._order = engine.new_var("kvstore.dist_sync")
+        on_exit(self._drain_at_exit)
 
     @property
     def type(self) -> str:
@@ -134,6 +136,11 @@ class DistSyncKVStore(LocalKVStore):
     def _drain(self) -> None:
         """Wait for the store's pushed communication (it raises that work's failure)."""
         engine.wait_to_write(self._order)
+
+    def _drain_at_exit(self) -> None:
+        # A failure seen only now marks the communicator broken: the exit then aborts.
+        with contextlib.suppress(Exception):
+            self._drain()
 
     # ------------------------------------------------------------------ init/broadcast
     def init(self, key, value) -> None:

@@ -6,9 +6,12 @@ cannot be interrupted, so a peer that died, hangs, or issued other calls would
 otherwise hang this process forever. The deadline is ``KBACKEND_DIST_TIMEOUT``
 seconds (default 60; ``0`` waits forever), read when the communicator is created.
 When it passes, :class:`DistTimeoutError` is raised, the communicator is marked
-broken (every later call raises at once), and at interpreter exit the process calls
-``MPI_Abort`` instead of ``MPI_Finalize`` (which would wait for the missing peer), so
-the launcher ends the whole job.
+broken (every later call raises at once), and at interpreter exit the process prints
+the error and calls ``MPI_Abort`` instead of ``MPI_Finalize`` (which would wait for
+the missing peer), so the launcher ends the whole job. Stores wait for their pending
+communication at exit first (:func:`on_exit`), so a failure found only then ends the
+job the same way. MPI calls are made one at a time (a lock), so an MPI library with
+less than ``MPI_THREAD_MULTIPLE`` works too.
 
 Launchers also act on their own: MPICH's and Open MPI's ``mpirun`` kill the job when
 one process exits before ``MPI_Finalize`` (``mpirun -disable-auto-cleanup`` turns
@@ -30,11 +33,14 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import sys
+import threading
 import time
 
 import numpy
 
-__all__ = ["TIMEOUT_ENV", "DistError", "DistTimeoutError", "MPIComm", "timeout_from_env"]
+__all__ = ["TIMEOUT_ENV", "DistError", "DistTimeoutError", "MPIComm", "on_exit",
+           "timeout_from_env"]
 
 TIMEOUT_ENV = "KBACKEND_DIST_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
@@ -87,13 +93,31 @@ def _import_mpi():
 
 
 _BROKEN: list = []  # communicators that failed: abort at exit instead of finalizing
+_EXIT_HOOK: list = []
+# MPI libraries may give less than MPI_THREAD_MULTIPLE: one call at a time, from any thread.
+_CALL_LOCK = threading.Lock()
 
 
 def _abort_at_exit() -> None:
     # Runs before mpi4py's MPI_Finalize (a C-level exit hook, later than atexit's);
     # MPI_Finalize would wait for the dead or stuck peer forever.
     if _BROKEN:
-        _BROKEN[0]._mpi.COMM_WORLD.Abort(1)
+        comm = _BROKEN[0]
+        sys.stderr.write(f"{comm._broken}\n")
+        sys.stderr.flush()
+        time.sleep(0.5)  # the launcher forwards the output before the abort tears it down
+        comm._mpi.COMM_WORLD.Abort(1)
+
+
+def on_exit(fn) -> None:
+    """Run ``fn()`` at interpreter exit before the check that aborts a broken MPI job
+    (stores register the wait for their pending communication here)."""
+    atexit.register(fn)  # atexit runs the last registered first
+
+
+def _test(req) -> bool:
+    with _CALL_LOCK:
+        return req.Test()
 
 
 class MPIComm:
@@ -113,11 +137,16 @@ class MPIComm:
         self._mpi = _import_mpi()
         self.timeout = timeout_from_env() if timeout is None else float(timeout)
         self._broken: str | None = None
+        if not _EXIT_HOOK:
+            atexit.register(_abort_at_exit)
+            _EXIT_HOOK.append(True)
         world = self._mpi.COMM_WORLD
         self.rank, self.size = world.Get_rank(), world.Get_size()
-        comm, req = world.Idup()
+        with _CALL_LOCK:
+            comm, req = world.Idup()
         self._wait(req, "creating the store's communicator (MPI Idup)")
-        comm.Set_errhandler(self._mpi.ERRORS_RETURN)
+        with _CALL_LOCK:
+            comm.Set_errhandler(self._mpi.ERRORS_RETURN)
         self._comm = comm
 
     # ------------------------------------------------------------------ waiting
@@ -127,7 +156,7 @@ class MPIComm:
         deadline = time.monotonic() + self.timeout
         pause = 0.0
         try:
-            while not req.Test():
+            while not _test(req):
                 if time.monotonic() > deadline:
                     self._fail(DistTimeoutError(
                         f"kvstore dist_sync: {what} did not complete on every worker within "
@@ -147,8 +176,6 @@ class MPIComm:
 
     def _fail(self, error: DistError, cause=None):
         self._broken = str(error)
-        if not _BROKEN:
-            atexit.register(_abort_at_exit)
         _BROKEN.append(self)
         raise error from cause
 
@@ -180,7 +207,8 @@ class MPIComm:
         buf[:n] = array.reshape(-1)
         if check is not None:
             buf[n] = check
-        req = self._comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._mpi.SUM)
+        with _CALL_LOCK:
+            req = self._comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._mpi.SUM)
         self._wait(req, f"the allreduce of {what}")
         if check is not None and buf[n] != check * self.size:
             self._fail(DistError(
@@ -197,7 +225,8 @@ class MPIComm:
         dtype on every process, which the caller checks beforehand)."""
         buf = numpy.array(array, order="C", copy=True)  # keeps 0-d arrays 0-d
         raw = buf.reshape(-1).view(numpy.uint8)  # bytes: any dtype travels as is
-        req = self._comm.Ibcast(raw, root=root)
+        with _CALL_LOCK:
+            req = self._comm.Ibcast(raw, root=root)
         self._wait(req, f"the broadcast of {what}")
         return buf
 
@@ -205,14 +234,19 @@ class MPIComm:
         """Every process' ``data`` (bytes of any length), in rank order."""
         sizes = numpy.zeros(self.size, dtype=numpy.int64)
         mine = numpy.array([len(data)], dtype=numpy.int64)
-        self._wait(self._comm.Iallgather(mine, sizes), f"the size exchange of {what}")
+        with _CALL_LOCK:
+            req = self._comm.Iallgather(mine, sizes)
+        self._wait(req, f"the size exchange of {what}")
         out = numpy.empty(int(sizes.sum()), dtype=numpy.uint8)
         offsets = numpy.concatenate([[0], numpy.cumsum(sizes)[:-1]])
         send = numpy.frombuffer(data, dtype=numpy.uint8) if data else numpy.empty(0, numpy.uint8)
-        req = self._comm.Iallgatherv(send, [out, (sizes, offsets), self._mpi.BYTE])
+        with _CALL_LOCK:
+            req = self._comm.Iallgatherv(send, [out, (sizes, offsets), self._mpi.BYTE])
         self._wait(req, f"the exchange of {what}")
         return [out[o:o + s].tobytes() for o, s in zip(offsets, sizes)]
 
     def barrier(self, what: str = "a barrier") -> None:
         """Wait until every process reaches this call (with the deadline)."""
-        self._wait(self._comm.Ibarrier(), what)
+        with _CALL_LOCK:
+            req = self._comm.Ibarrier()
+        self._wait(req, what)

@@ -13,6 +13,9 @@ Scenarios (tests/core/test_kvstore_dist.py launches them):
   point, as an ``EngineError`` caused by ``DistTimeoutError``) within
   ``KBACKEND_DIST_TIMEOUT``.
 
+- ``dies_unsynced``: as ``dies``, but rank 0 never reads the result: its exit waits
+  for the pending allreduce, prints the timeout and aborts the job.
+
 Each rank prints ``rank R: ...`` lines; ``rank R OK`` at the end of a passed scenario.
 """
 from __future__ import annotations
@@ -211,9 +214,23 @@ def _dies():
     raise AssertionError("rank 0 never noticed that rank 1 died")
 
 
+def _dies_unsynced():
+    from core import kvstore, nd
+
+    kv = kvstore.create("dist_sync")
+    kv.init("g", nd.zeros((8,)))
+    kv.pushpull("g", nd.ones((8,)))
+    kv.barrier()
+    if kv.rank == 1:
+        os._exit(1)
+    kv.pushpull("g", nd.ones((8,)))  # never synced: the exit waits for it, then aborts
+    print("rank 0: leaving with a pending allreduce", flush=True)
+
+
 if __name__ == "__main__":
     scenario = sys.argv[1]
-    {"basic": _basic, "mismatch": _mismatch, "order": _order, "dies": _dies}[scenario]()
+    {"basic": _basic, "mismatch": _mismatch, "order": _order, "dies": _dies,
+     "dies_unsynced": _dies_unsynced}[scenario]()
     from mpi4py import MPI
 
     print(f"rank {MPI.COMM_WORLD.Get_rank()} OK", flush=True)

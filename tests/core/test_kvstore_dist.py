@@ -149,6 +149,21 @@ def test_dead_worker_times_out_with_a_clear_error(tmp_path):
 
 
 @needs_mpi
+def test_pending_allreduce_with_a_dead_worker_aborts_at_exit(tmp_path):
+    if _flavour() != "mpich":
+        pytest.skip("needs MPICH's mpirun -disable-auto-cleanup to keep rank 0 alive")
+    proc, elapsed = _launch("dies_unsynced", tmp_path, timeout=60,
+                            mpi_args=["-disable-auto-cleanup"],
+                            env={"KBACKEND_DIST_TIMEOUT": "3"})
+    assert proc.returncode != 0, _explain(proc)
+    assert "rank 0: leaving with a pending allreduce" in proc.stdout, _explain(proc)
+    assert re.search(r"kvstore dist_sync: the allreduce of key 'g' \(shape \(8,\) float32\) "
+                     r"did not complete on every worker within 3 s", proc.stderr), \
+        _explain(proc)
+    assert elapsed < 40, f"the job took {elapsed:.0f} s to end"
+
+
+@needs_mpi
 def test_dead_worker_ends_the_job_under_the_default_launcher(tmp_path):
     # By default the launcher ends the job when a worker dies: quickly, with a failure.
     proc, elapsed = _launch("dies", tmp_path, timeout=60, env={"KBACKEND_DIST_TIMEOUT": "20"})
