@@ -653,3 +653,14 @@ def _wait_write(arr, where: str) -> None:
 def _drain():
     with contextlib.suppress(Exception):
         _engine.wait_all()
+
+
+def _after_fork_in_child():
+    # The workers do not exist in a forked child, and the lock may have been held by one
+    # of them: start a fresh engine (arrays with work in flight at the fork stay pending).
+    global _engine
+    _engine = Engine(_engine.kind)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import warnings
 
 import numpy
 import pytest
@@ -377,3 +378,25 @@ def test_waitall_inside_naive_work_does_not_wait_for_itself():
 
         engine.push(outer, write_vars=[a], name="outer")
         assert a.asnumpy().tolist() == [2.0]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_a_fresh_engine():
+    import os
+
+    a = nd.zeros((1,), ctx=cpu(0))
+    engine.push(lambda: a.__setitem__(slice(None), 1), write_vars=[a], ctx=cpu(0))
+    a.wait_to_read()
+    with warnings.catch_warnings():  # Python 3.12+ warns about fork() with threads running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: push and wait on the new engine, exit without cleanup
+        code = 1
+        try:
+            engine.push(lambda: a.__setitem__(slice(None), 5), write_vars=[a], ctx=cpu(0))
+            code = 0 if a.asnumpy().tolist() == [5.0] else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert a.asnumpy().tolist() == [1.0]
