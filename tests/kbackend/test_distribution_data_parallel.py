@@ -15,7 +15,7 @@ from .conftest import check, run_python
 pytestmark = pytest.mark.multi_device
 
 _PRELUDE = """
-import json, os
+import contextlib, json, os
 os.environ["KBACKEND_NUM_CPU_DEVICES"] = "3"
 import numpy as np
 import keras
@@ -103,7 +103,7 @@ def test_fit_equals_single_device_training_on_the_whole_batch():
     assert res["home"] == "cpu(0)"
 
 
-def test_batchnorm_dropout_and_errors():
+def test_batchnorm_dropout_two_heads_and_errors():
     res = _run("""
         def make(jit, dropout=False):
             keras.utils.set_random_seed(3)
@@ -140,6 +140,31 @@ def test_batchnorm_dropout_and_errors():
             one.train_on_batch(xx, y[:8])
         seed = [np.asarray(m.layers[1].seed_generator.state).tolist() for m in (one, dp)]
         res["seed"] = seed
+        # Two inputs and outputs (dicts), per-output loss metrics (updated inside the
+        # replicas' loss), sample weights, validation and steps_per_execution.
+        a, b, y1 = x[:30, :3], x[:30, 3:], x[:30, :1] * 2.0
+
+        def two_headed():
+            keras.utils.set_random_seed(0)
+            ia, ib = keras.Input((3,), name="a"), keras.Input((2,), name="b")
+            h = keras.layers.Dense(4, activation="relu")(
+                keras.layers.Concatenate()([ia, ib]))
+            m = keras.Model({"a": ia, "b": ib},
+                            {"reg": keras.layers.Dense(1, name="reg")(h),
+                             "cls": keras.layers.Dense(3, name="cls")(h)})
+            m.compile("adam", {"reg": "mse", "cls": loss},
+                      metrics={"reg": ["mae"], "cls": ["accuracy"]}, steps_per_execution=2)
+            return m
+
+        hist = []
+        for scope in (None, dist):
+            with scope.scope() if scope else contextlib.nullcontext():
+                m = two_headed()
+                hist.append(m.fit({"a": a, "b": b}, {"reg": y1, "cls": y[:30]},
+                                  sample_weight=np.linspace(0.5, 1.5, 30), batch_size=7,
+                                  validation_split=0.2, shuffle=False, verbose=0).history)
+        res["history"] = {k: float(np.abs(np.subtract(hist[0][k], hist[1][k])).max())
+                          for k in hist[0]}
         errors = []
         mesh = keras.distribution.DeviceMesh((3,), ["model"], devices)
         layout_map = keras.distribution.LayoutMap(mesh)
@@ -178,6 +203,7 @@ def test_batchnorm_dropout_and_errors():
     assert res["moving_mean"] < 1e-6, res
     assert res["moving_var"] > 1e-4, res
     assert res["halves_differ"], res
+    assert len(res["history"]) == 10 and max(res["history"].values()) < 1e-5, res
     assert res["seed"][0] == res["seed"][1], res
     assert len(res["errors"]) == 2 and "DataParallel" in res["errors"][0]
     assert "ModelParallel" in res["errors"][0]
