@@ -372,6 +372,9 @@ class Engine:
         op = stack[-1]
         if v not in op.reads and v not in op.writes:
             raise ValueError(f"engine.release: work {op.name!r} did not name this variable")
+        ctx = op.worker.ctx if op.worker is not None else None
+        if ctx is not None and ctx.device_type != "cpu":  # its kernels must be done too
+            ctx.xp.cuda.get_current_stream().synchronize()
         with self._lock:
             if op.released is None:
                 op.released = []
