@@ -208,3 +208,42 @@ def test_split_and_load_device_names():
         split_and_load(x, devices, device=devices)
     with pytest.raises(TypeError, match="got none"):
         split_and_load(x)
+
+
+def test_init_has_mxnet2_names():
+    for name in ("Initializer", "InitDesc", "Zero", "One", "Constant", "Uniform", "Normal",
+                 "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "Mixed", "Load",
+                 "RNNFused", "register", "create"):
+        assert hasattr(init, name), name
+    assert init.create("zeros") == init.Zero() and init.create("ones") == init.One()
+    net = nn.Dense(2, in_units=3, weight_initializer="ones", bias_initializer="zeros")
+    net.initialize()
+    assert net.weight.data().asnumpy().tolist() == [[1.0] * 3] * 2
+
+
+def test_rnn_fused_fills_npx_rnn_layout():
+    gh, h, c = 3 * 4, 4, 2  # GRU, hidden 4, input 2, two layers, bidirectional
+    sizes = [gh * c, gh * h, gh * c, gh * h] + [gh * 2 * h, gh * h] * 2 + [gh] * 8
+    fused = init.RNNFused("gru", 2, h, bidirectional=True,
+                          i2h_weight_initializer=init.Constant(1),
+                          h2h_weight_initializer=init.Constant(2),
+                          i2h_bias_initializer=init.Constant(3), h2h_bias_initializer="ones")
+    param = Parameter("rnn_param", shape=(sum(sizes),), init=fused)
+    param.initialize()
+    values = param.data().asnumpy()
+    expected = numpy.concatenate([numpy.full(n, v) for n, v in zip(
+        sizes, [1, 2, 1, 2, 1, 2, 1, 2, 3, 1, 3, 1, 3, 1, 3, 1])])
+    numpy.testing.assert_array_equal(values, expected)
+    out = npx.rnn(np.ones((5, 2, c)), param.data(), np.zeros((4, 2, h)), mode="gru",
+                  state_size=h, num_layers=2, bidirectional=True)
+    assert out.shape == (5, 2, 2 * h)
+    default = init.RNNFused("lstm", 1, 3)
+    assert init.create(default.dumps()) == default
+    p = nd.zeros((4 * 3 * (5 + 3) + 2 * 4 * 3,))
+    default("rnn_param", p)
+    w = p.asnumpy()
+    assert (abs(w[:96]) <= 0.07).all() and w[:96].std() > 0 and (w[96:] == 0).all()
+    with pytest.raises(ValueError, match="fits no input size"):
+        default("rnn_param", nd.zeros((7,)))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        init.RNNFused("transformer", 1, 3)
