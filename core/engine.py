@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterable
 from . import profiler as _prof
 from .context import Context
 
-__all__ = ["COMM", "EngineError", "Var", "engine_type", "naive", "new_var", "push",
-           "release", "set_engine", "var_of", "wait_all", "wait_for_var", "wait_to_read",
-           "wait_to_write"]
+__all__ = ["COMM", "EngineError", "Var", "current_op", "engine_type", "naive", "new_var",
+           "pending", "push", "release", "set_engine", "var_of", "wait_all", "wait_for_var",
+           "wait_to_read", "wait_to_write", "waitall"]
 
 COMM = "comm"
 """The ``ctx`` of work for the copy/communication worker (``ctx=None`` means the same)."""
@@ -133,6 +133,7 @@ class _Local(threading.local):
 
 _tls = _Local()
 _var_lock = threading.Lock()
+_NO_VAR = object()
 
 
 def new_var(name: str = "") -> Var:
@@ -144,7 +145,10 @@ def var_of(x) -> Var:
     """The engine variable of ``x`` (a Var, or an NDArray: created on first use)."""
     if isinstance(x, Var):
         return x
-    v = x._var
+    v = getattr(x, "_var", _NO_VAR)
+    if v is _NO_VAR:
+        raise TypeError(f"engine: variables are NDArrays or engine.Var objects, got "
+                        f"{type(x).__name__}")
     if v is None:
         with _var_lock:  # two threads naming a new array at once get one Var
             v = x._var

@@ -328,6 +328,8 @@ def test_release_lets_later_work_start_early():
 def test_push_checks_its_arguments():
     with pytest.raises(TypeError, match="must be callable"):
         engine.push(3, name="x")
+    with pytest.raises(TypeError, match="NDArrays or engine.Var objects, got ndarray"):
+        engine.push(lambda: None, write_vars=[numpy.zeros(2)])
     v = engine.new_var("state")
     engine.push(lambda: None, write_vars=[v, v], read_vars=[v], ctx=engine.COMM)
     engine.wait_for_var(v)
