@@ -3,9 +3,9 @@
 
 These read the data (a sync point, as in MXNet) and compute with NumPy on the host, then
 return arrays on the input's device. They are not differentiable (MXNet's are not
-either) and cannot be traced into a graph: hybridized code calling them raises
-``AbstractValueError`` while tracing, the same as MXNet's deferred compute refuses
-dynamic shapes.
+either) and cannot be traced into a graph: tracing code that calls them on a traced
+array stops with an error that says the values of an array were read (Gluon's
+``HybridizationError``), as MXNet's deferred compute refuses dynamic shapes.
 """
 from __future__ import annotations
 
