@@ -401,3 +401,35 @@ def test_bert_model(d2l):
     assert nsp(encoded).shape == (2, 2)
     assert d2l.get_tokens_and_segments(["a", "b"], ["c"]) == (
         ["<cls>", "a", "b", "<sep>", "c", "<sep>"], [0, 0, 0, 0, 1, 1])
+
+
+# ------------------------------------------------------------------ Fashion-MNIST from local files
+def _write_idx(path, array):
+    import gzip
+    import struct
+
+    with gzip.open(path, "wb") as f:
+        f.write(struct.pack(">BBBB", 0, 0, 8, array.ndim))
+        f.write(struct.pack(f">{array.ndim}I", *array.shape))
+        f.write(array.astype("uint8").tobytes())
+
+
+def test_fashion_mnist_data_module_reads_local_files(d2l, tmp_path, monkeypatch):
+    """d2l.FashionMNIST on MXNet's default root (~/.mxnet/datasets/fashion-mnist): MXNet
+    downloads the files there; gluon.data.vision reads them and never downloads."""
+    root = tmp_path / ".mxnet" / "datasets" / "fashion-mnist"
+    root.mkdir(parents=True)
+    rng = numpy.random.default_rng(0)
+    for prefix, n in (("train", 24), ("t10k", 8)):
+        _write_idx(root / f"{prefix}-images-idx3-ubyte.gz", rng.integers(0, 256, (n, 28, 28)))
+        _write_idx(root / f"{prefix}-labels-idx1-ubyte.gz", rng.integers(0, 10, (n,)))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    data = d2l.FashionMNIST(batch_size=8, resize=(32, 32))
+    assert len(data.train) == 24 and len(data.val) == 8
+    X, y = next(iter(data.train_dataloader()))  # d2l's 4 worker processes
+    assert X.shape == (8, 1, 32, 32) and X.dtype == numpy.float32 and y.shape == (8,)
+    assert 0 <= float(X.min()) and float(X.max()) <= 1
+    assert data.text_labels([0, 9]) == ["t-shirt", "ankle boot"]
+    model = _quiet(d2l.SoftmaxRegression(num_outputs=10, lr=0.1))
+    d2l.Trainer(max_epochs=1).fit(model, data)
+    assert len(_curve(model, "val_acc")) == 1
