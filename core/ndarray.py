@@ -13,6 +13,7 @@ from . import autograd as _ag
 from . import engine as _engine
 from .context import Context, as_context
 from .dtypes import as_dtype
+from .ndarray_np import NumpyMethods
 
 # Filled in by core.ops once the registry is loaded (the registry imports this module).
 _R: dict = {}
@@ -51,7 +52,7 @@ def _traced(a, b) -> bool:
     return True
 
 
-class NDArray:
+class NDArray(NumpyMethods):
     """An n-dimensional array on a context (device), with autograd support.
 
     Create arrays with ``core.nd.array``, ``core.nd.zeros``, ``core.np.array`` and the
