@@ -94,6 +94,7 @@ def _import_mpi():
 
 _BROKEN: list = []  # communicators that failed: abort at exit instead of finalizing
 _EXIT_HOOK: list = []
+_SPIN = 1e-3  # seconds of immediate polling before backing off (measured on loopback)
 # MPI libraries may give less than MPI_THREAD_MULTIPLE: one call at a time, from any thread.
 _CALL_LOCK = threading.Lock()
 
@@ -155,6 +156,7 @@ class MPIComm:
         self.check()
         deadline = time.monotonic() + self.timeout
         pause = 0.0
+        spin_until = time.monotonic() + _SPIN
         try:
             while not _test(req):
                 if time.monotonic() > deadline:
@@ -165,11 +167,16 @@ class MPIComm:
                         "kvstore calls (every worker must init/push/pull the same keys in the "
                         "same order, e.g. the same number of batches). This MPI job cannot "
                         "continue: the process calls MPI_Abort at exit."))
-                # Spin briefly, then back off to at most 1 ms between polls, so a
-                # waiting communication thread leaves the CPU to the compute.
+                # MPI progresses only inside calls, so the peer's completion also waits
+                # on these polls: poll at once for the first _SPIN seconds (yielding the
+                # GIL to the compute threads), then back off to at most 0.1 ms between
+                # polls, leaving the CPU to the compute.
+                if time.monotonic() < spin_until:
+                    time.sleep(0)
+                    continue
                 if pause:
                     time.sleep(pause)
-                pause = min(max(pause * 2, 2e-5), 1e-3)
+                pause = min(max(pause * 2, 1e-5), 1e-4)
         except self._mpi.Exception as e:
             self._fail(DistError(f"kvstore dist_sync: {what} failed in MPI on rank "
                                  f"{self.rank} of {self.size}: {e}"), cause=e)
