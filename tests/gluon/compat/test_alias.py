@@ -40,6 +40,7 @@ def test_submodules_are_the_kbackend_modules(installed):
     assert mx.context.num_gpus() == core.num_gpus()
     assert mx.device.current_device() == core.current_context()
     assert mx.Device is core.Context
+    assert mx.profiler is core.profiler and mx.kvstore is core.kvstore
     assert mx.__kbackend_alias__ is True
     # the real modules keep their own names and specs
     assert core.np.__name__ == "core.np" and core.np.__spec__.name == "core.np"
