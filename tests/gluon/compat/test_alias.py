@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy
 import pytest
 
 from gluon.compat import mxnet as alias
@@ -155,3 +156,50 @@ def test_force_shadows_an_importable_mxnet_but_never_an_imported_one(tmp_path):
 def test_alias_lives_in_this_process_only(installed, tmp_path):
     out = _run("import mxnet", tmp_path, with_fake_mxnet=False)
     assert out.returncode != 0 and "No module named 'mxnet'" in out.stderr
+
+
+def test_mxnet2_training_script_runs_unchanged(installed, tmp_path):
+    import mxnet as mx
+    from mxnet import autograd, gluon, np, npx
+    from mxnet.gluon import nn
+    from mxnet.gluon.data.vision import transforms
+    from mxnet.gluon.model_zoo import vision
+
+    npx.set_np()
+    try:
+        mx.random.seed(42)
+        device = mx.cpu()
+        X = np.random.uniform(size=(64, 1, 8, 8))
+        y = (X.reshape(64, -1).mean(axis=1) > 0.5).astype("int32")
+        loader = gluon.data.DataLoader(gluon.data.ArrayDataset(X, y), batch_size=16,
+                                       shuffle=True, last_batch="rollover")
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(8, 3, activation="relu"), nn.MaxPool2D(), nn.Flatten(), nn.Dense(2))
+        net.initialize(mx.init.Xavier(), ctx=device)
+        net.hybridize()
+        trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 1e-2})
+        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        metric = gluon.metric.Accuracy()
+        losses = []
+        for _ in range(4):
+            metric.reset()
+            for data, label in loader:
+                data, label = data.to_device(device), label.to_device(device)
+                with autograd.record():
+                    loss = loss_fn(net(data), label)
+                loss.backward()
+                trainer.step(data.shape[0])
+                metric.update(label, net(data))
+                losses.append(float(loss.mean()))
+        npx.waitall()
+        assert sum(losses[-4:]) < sum(losses[:4])
+        net.export(str(tmp_path / "net"), epoch=0)
+        back = gluon.SymbolBlock.imports(str(tmp_path / "net-symbol.json"), ["data"],
+                                         str(tmp_path / "net-0000.params"), ctx=device)
+        mx.test_utils.assert_almost_equal(back(X[:4]), net(X[:4]), rtol=1e-5, atol=1e-6)
+        resnet = vision.resnet18_v1(classes=10)
+        resnet.initialize()
+        assert resnet(np.ones((1, 3, 32, 32))).shape == (1, 10)
+        assert transforms.ToTensor()(np.ones((4, 4, 3), dtype="uint8")).dtype == numpy.float32
+    finally:
+        npx.reset_np()
