@@ -347,21 +347,7 @@ def test_train_ch13_on_two_cpu_devices(d2l, capsys):
 
 
 # ------------------------------------------------------------------ detection, BERT (ch. 14, 15)
-@pytest.fixture
-def _clip_min_max(monkeypatch):
-    """d2l's box_iou calls ``x.clip(min=0)`` (MXNet's np.ndarray.clip(min, max)); until
-    NDArray.clip takes those keywords (requested), the test supplies them."""
-    from core import np
-    from core.ndarray import NDArray
-
-    try:
-        np.ones(1).clip(min=0)
-    except TypeError:
-        monkeypatch.setattr(NDArray, "clip", lambda self, min=None, max=None:
-                            np.clip(self, min, max), raising=True)
-
-
-def test_anchor_boxes_and_detection(d2l, _clip_min_max):
+def test_anchor_boxes_and_detection(d2l):
     from core import np
 
     X = np.random.uniform(size=(1, 3, 32, 48))
