@@ -419,3 +419,52 @@ def test_fashion_mnist_data_module_reads_local_files(d2l, tmp_path, monkeypatch)
     model = _quiet(d2l.SoftmaxRegression(num_outputs=10, lr=0.1))
     d2l.Trainer(max_epochs=1).fit(model, data)
     assert len(_curve(model, "val_acc")) == 1
+
+
+# ------------------------------------------------------------------ the second edition's helpers
+@pytest.mark.filterwarnings("ignore:Attempting to set identical")
+def test_second_edition_helpers(d2l, capsys):
+    from core import autograd, np
+
+    features, labels = d2l.synthetic_data(np.array([2, -3.4]), 4.2, 200)
+    assert features.shape == (200, 2) and labels.shape == (200, 1)
+    data_iter = d2l.load_array((features, labels), 10)
+    w, b = np.random.normal(0, 0.01, (2, 1)), np.zeros(1)
+    w.attach_grad()
+    b.attach_grad()
+
+    def net(X):
+        return d2l.linreg(X, w, b)
+
+    before = d2l.evaluate_loss(net, data_iter, d2l.squared_loss)
+    for _ in range(3):
+        for X, y in data_iter:
+            with autograd.record():
+                loss = d2l.squared_loss(net(X), y)
+            loss.backward()
+            d2l.sgd([w, b], 0.03, 10)
+    assert d2l.evaluate_loss(net, data_iter, d2l.squared_loss) < before / 10
+    d2l.train_concise_ch11("sgd", {"learning_rate": 0.05},
+                           d2l.load_array((features, labels.reshape(-1)), 10), num_epochs=1)
+    assert "sec/epoch" in capsys.readouterr().out
+    acc = d2l.Accumulator(2)
+    acc.add(1, 2)
+    acc.add(3, 4)
+    assert (acc[0], acc[1]) == (4, 6)
+    assert d2l.accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1])) == 1
+    dense = d2l.nn.Dense(2, in_units=3)
+    dense.initialize()
+    with autograd.record():
+        loss = (dense(np.ones((2, 3))) * 100).sum()
+    loss.backward()
+    d2l.grad_clipping(dense, 1)
+    norm = math.sqrt(sum(float((p.grad() ** 2).sum()) for p in dense.collect_params().values()))
+    assert norm == pytest.approx(1, rel=1e-5)
+    loss = d2l.MaskedSoftmaxCELoss()(np.ones((3, 4, 10)), np.ones((3, 4)), np.array([4, 2, 0]))
+    numpy.testing.assert_allclose(loss.asnumpy(), [2.3026, 1.1513, 0], rtol=1e-4)  # the book's
+    assert d2l.bleu("a b c d", "a b c d", 2) == 1.0
+    assert d2l.truncate_pad([1, 2, 3], 5, 0) == [1, 2, 3, 0, 0]
+    assert float(d2l.BPRLoss()(np.array([2.0]), np.array([0.0]))) > 0
+    img = np.array(numpy.random.randint(0, 255, (40, 50, 3)).astype("uint8"))
+    feature, label = d2l.voc_rand_crop(img, img, 20, 30)
+    assert feature.shape == (20, 30, 3) and (feature.asnumpy() == label.asnumpy()).all()
