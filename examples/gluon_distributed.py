@@ -161,8 +161,9 @@ def train(args) -> float:
     if lead:
         print(f"replicas identical: the {n_params} parameters are the same on all "
               f"{kv.num_workers} worker(s)", flush=True)
-        print(f"step time: {1000 * numpy.mean(steady):.2f} ms (mean of {len(steady)} steps "
-              f"after warm-up)", flush=True)
+        print(f"step time: {1000 * numpy.median(steady):.2f} ms median, "
+              f"{1000 * numpy.mean(steady):.2f} ms mean ({len(steady)} steps after warm-up)",
+              flush=True)
         print(f"test accuracy: {acc:.4f}", flush=True)
     return acc
 
