@@ -115,46 +115,45 @@ def _rows(name, init, loss_of, batch, opts):
 
     params, x, y = init()
     one = _Trainer(params, x, y, [cpu(0)], loss_of(batch))
-    two = _Trainer(params, x, y, [cpu(0), cpu(1)], loss_of(batch))
-    ref, got = one.step(), two.step()
+    on = _Trainer(params, x, y, [cpu(0), cpu(1)], loss_of(batch))
+    off = _Trainer(params, x, y, [cpu(0), cpu(1)], loss_of(batch))
+    ref, got, got_off = one.step(), on.step(True), off.step(False)
     check_close(f"{name}: 2 contexts vs 1", [
         ("loss", sum(float(v.asscalar()) for v in got.losses), float(ref.losses[0].asscalar())),
-        *((f"param {i}", a[1], b[0]) for i, (a, b) in enumerate(zip(two.params, one.params)))],
-        rtol=1e-4, atol=1e-5)
+        *((f"param {i}", a[1], b[0]) for i, (a, b) in enumerate(zip(on.params, one.params))),
+        *((f"param {i} (no overlap)", a[0], b[0])
+          for i, (a, b) in enumerate(zip(off.params, on.params)))], rtol=1e-4, atol=1e-5)
+    del got_off
     reps = opts.reps(opts.repeats, 3)
     number = 2 if opts.quick else 5
-    two.waits.clear()
-    t = median_times({"one": one.step, "overlap": lambda: two.step(True)},
+    on.waits.clear()
+    off.waits.clear()
+    # interleaved: a change in the machine's load hits every case alike
+    t = median_times({"one": one.step, "overlap": lambda: on.step(True),
+                      "no overlap": lambda: off.step(False), "allreduce": on.allreduce},
                      number=number, repeats=reps)
-    wait_on = statistics.median(two.waits)
-    two.waits.clear()
-    t_off = median_times({"no overlap": lambda: two.step(False)}, number=number,
-                         repeats=reps)["no overlap"]
-    wait_off = statistics.median(two.waits)
-    t_ar = median_times({"allreduce": two.allreduce}, number=number, repeats=reps)["allreduce"]
-    rows_blas = []
+    rows = [
+        Row(f"{name}  1 context, batch {batch}", t["one"], unit="step"),
+        Row(f"{name}  2 contexts, all-reduce overlapping backward", t["overlap"], unit="step"),
+        Row(f"{name}  2 contexts, all-reduce after backward", t["no overlap"], unit="step"),
+        Row(f"{name}  ratio 2 contexts (overlap) / 1 context", ratio=t["overlap"] / t["one"]),
+        Row(f"{name}  all-reduce of every gradient alone", t["allreduce"], unit="step"),
+        Row(f"{name}  wait for all-reduce after backward, overlap",
+            Timing(statistics.median(on.waits)), unit="step"),
+        Row(f"{name}  wait for all-reduce after backward, no overlap",
+            Timing(statistics.median(off.waits)), unit="step"),
+    ]
     limits = _blas_limits(1)
     if limits is not None:  # each replica's BLAS on one thread: no oversubscription
         with limits:
-            t1 = median_times({"one": one.step, "overlap": lambda: two.step(True)},
+            t1 = median_times({"one": one.step, "overlap": lambda: on.step(True)},
                               number=number, repeats=reps)
-        rows_blas = [
+        rows += [
             Row(f"{name}  1 context, BLAS 1 thread", t1["one"], unit="step"),
             Row(f"{name}  2 contexts (overlap), BLAS 1 thread each", t1["overlap"],
                 unit="step"),
             Row(f"{name}  ratio, BLAS 1 thread", ratio=t1["overlap"] / t1["one"])]
-    return [
-        Row(f"{name}  1 context, batch {batch}", t["one"], unit="step"),
-        Row(f"{name}  2 contexts, all-reduce overlapping backward", t["overlap"], unit="step"),
-        Row(f"{name}  2 contexts, all-reduce after backward", t_off, unit="step"),
-        Row(f"{name}  ratio 2 contexts (overlap) / 1 context", ratio=t["overlap"] / t["one"]),
-        Row(f"{name}  all-reduce of every gradient alone", t_ar, unit="step"),
-        Row(f"{name}  wait for all-reduce after backward, overlap", Timing(wait_on),
-            unit="step"),
-        Row(f"{name}  wait for all-reduce after backward, no overlap", Timing(wait_off),
-            unit="step"),
-        *rows_blas,
-    ]
+    return rows
 
 
 def _blas_limits(n):
