@@ -26,7 +26,9 @@ machine or on many with a host file); each creates ``kvstore.create('dist_sync')
   ``asnumpy``, an operator reading the array, ``core.waitall``) as an ``EngineError``
   whose ``__cause__`` is the ``DistError``.
 
-Values travel through host memory (NumPy buffers), also for GPU arrays.
+Values travel through host memory (NumPy buffers), also for GPU arrays. Gradient
+compression: only ``{'type': 'none'}``; ``set_gradient_compression`` refuses MXNet's
+``'2bit'`` and ``'1bit'`` schemes, which are not implemented.
 
 Example (a script run as ``mpirun -np 2 python script.py``; not a doctest, since it
 needs an MPI job)::
@@ -132,6 +134,8 @@ class DistSyncKVStore(LocalKVStore):
         """
         self._drain()
         self._comm.barrier("kvstore.barrier")
+
+    _barrier = barrier  # MXNet's name
 
     def _drain(self) -> None:
         """Wait for the store's pushed communication (it raises that work's failure)."""

@@ -103,7 +103,14 @@ def _basic():
         assert "has not been initialized" in str(e)
     else:
         raise AssertionError("push to an unknown key did not raise")
-    kv.barrier()
+    try:
+        kv.set_gradient_compression({"type": "2bit", "threshold": 0.5})
+    except NotImplementedError as e:
+        assert "2bit gradient compression is not implemented" in str(e), e
+    else:
+        raise AssertionError("2-bit compression was accepted")
+    kv.set_gradient_compression({"type": "none"})
+    kv._barrier()
     print(f"rank {r}: store interface ok", flush=True)
     _trainer(kv.rank, kv.num_workers)
 
