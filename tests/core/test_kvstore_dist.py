@@ -144,7 +144,7 @@ def test_dead_worker_times_out_with_a_clear_error(tmp_path):
                   r"pushed work failed with DistTimeoutError: kvstore dist_sync: the allreduce of key 'g' \(shape \(8,\) float32\) did not complete on "
                   r"every worker within 3 s \(KBACKEND_DIST_TIMEOUT\)", proc.stdout)
     assert m, _explain(proc)
-    assert 3.0 <= float(m.group(1)) < 6.0
+    assert 3.0 <= float(m.group(1)) < 15.0  # the deadline, plus a loaded machine's delays
     assert elapsed < 40, f"the job took {elapsed:.0f} s to end"
 
 
