@@ -216,6 +216,19 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
             replicas share a context.
         core.engine.EngineError: a replica's forward or backward raised (the message
             names the replica's context and the original error).
+
+    Example:
+        >>> from core import nd, cpu, parallel
+        >>> w = [nd.array([2.0], ctx=c) for c in (cpu(0), cpu(1))]
+        >>> for r in w:
+        ...     r.attach_grad()
+        >>> fns = [lambda x, r=r: (x * w[r]).sum() for r in (0, 1)]  # one per replica
+        >>> batches = [(nd.array([1.0], ctx=cpu(0)),), (nd.array([3.0], ctx=cpu(1)),)]
+        >>> step = parallel.forward_backward(fns, batches, [w])
+        >>> [loss.item() for loss in step.losses], step.reduced, step.fresh
+        ([2.0, 6.0], [True], [[True, True]])
+        >>> w[0].grad.item()    # 1 + 3, summed over the replicas
+        4.0
     """
     from .. import engine, profiler
 
