@@ -439,3 +439,22 @@ def test_forward_backward_stale_replica_and_deferred_init():
     assert layer.weight.shape == (2, 3) and len(losses) == 2
     np.testing.assert_array_equal(layer.weight.data(cpu(0)).asnumpy(),
                                   layer.weight.data(cpu(1)).asnumpy())
+
+
+@pytest.mark.multi_device
+def test_forward_backward_hybridized_equals_sequential():
+    """A hybridized net's cached graphs deliver gradients early: the same sums."""
+    seq, net = _mlp(CTX2), _mlp(CTX2)
+    seq.hybridize()
+    net.hybridize()
+    t_seq, t_fb = (Trainer(n.collect_params(), "sgd", {"learning_rate": 0.1,
+                                                       "momentum": 0.9})
+                   for n in (seq, net))
+    for step in range(2):
+        x, y = _data(8, seed=30 + step)
+        _train_step(seq, t_seq, x, y, CTX2)
+        _fb_step(net, t_fb, x, y)
+    for c in CTX2:
+        got, want = _params_np(net, c), _params_np(seq, c)
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])
