@@ -36,7 +36,8 @@ class _Mlp(HybridBlock):
 def test_forward_only_block_hybridizes_and_trains(np_mode):
     net = _Mlp()
     net.initialize()
-    assert sorted(net.collect_params()) == ["dense0_bias", "dense0_weight", "scale"]
+    names = sorted(net.collect_params())
+    assert names[-1] == "scale" and [n.split("_")[-1] for n in names[:2]] == ["bias", "weight"]
     x = np.random.normal(size=(3, 4))
     eager = net(x)
     grads = []
