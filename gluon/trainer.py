@@ -113,6 +113,7 @@ class Trainer:
                             f"{type(kvstore).__name__}")
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kv_initialized = False
+        self._stepped = False  # whether step/update has set rescale_grad once
         self._kvstore = None
         self._update_on_kvstore = None
         self._distributed = None
@@ -217,13 +218,16 @@ class Trainer:
         self._optimizer.set_learning_rate(lr)
 
     def _check_and_rescale_grad(self, scale: float) -> None:
-        if self._update_on_kvstore and self._distributed and self._kv_initialized \
+        # from the second step on (a dist store exists from the construction on, but
+        # the first step sets the scale, as MXNet's first step does before its store)
+        if self._update_on_kvstore and self._distributed and self._stepped \
                 and self._optimizer.rescale_grad != scale:
             raise UserWarning("Possible change in the `batch_size` from previous `step` "
                               "detected. Optimizer gradient normalizing factor will not "
                               "change w.r.t new batch_size when update_on_kvstore=True and "
                               "when distributed kvstore is used.")
         self._optimizer.rescale_grad = scale
+        self._stepped = True
 
     # ------------------------------------------------------------------ freshness
     def _take_freshness(self) -> list:
