@@ -65,6 +65,9 @@ class Trainer:
             (in one process both use the local store), a ``core.kvstore`` store, or
             None. With one context no store is used. With several contexts and
             ``kvstore=None`` the gradients are still summed (directly, without a store).
+            A distributed store (``'dist_sync'``) is created here, and rank 0's
+            weights are copied to every worker at once (deferred parameters at their
+            first step), so every worker's first forward pass uses the same weights.
         compression_params: gradient compression for the store; only
             ``{'type': 'none'}`` is supported (2-bit compression is not implemented).
         update_on_kvstore: True runs the optimizer once on the store and copies the new
