@@ -20,7 +20,7 @@ from .conftest import ROOT, _keras_home
 pytestmark = pytest.mark.multi_device
 
 _SCRIPT = """
-import hashlib, json, os
+import hashlib, json, os, sys
 os.environ["KBACKEND_NUM_CPU_DEVICES"] = "2"
 import numpy as np
 import keras
@@ -58,13 +58,14 @@ with dist.scope():
         m.layers[0].kernel.assign(np.zeros((5, 8), "float32"))
     mine = slice(*bounds[rank])
     m.fit(x[mine], y[mine], batch_size=B, epochs=1, shuffle=False, verbose=0)
-print("RESULT " + json.dumps({
+result = json.dumps({
     "rank": rank, "size": size, "devices": devices, "replicas": dist.num_model_replicas,
     "diff": max(float(np.abs(a - b).max()) for a, b in zip(ref.get_weights(),
                                                            m.get_weights())),
-    # a digest, not the values: a short line cannot interleave with the other rank's
-    "weights": hashlib.sha256(b"".join(w.tobytes() for w in m.get_weights())).hexdigest()}),
-    flush=True)
+    "weights": hashlib.sha256(b"".join(w.tobytes() for w in m.get_weights())).hexdigest()})
+# One file per rank: the ranks' stdout lines can interleave.
+with open(os.path.join(sys.argv[1], f"result{rank}.json"), "w") as f:
+    f.write(result)
 """
 
 
@@ -94,14 +95,14 @@ def test_two_processes_train_as_one_device_on_the_global_batch(tmp_path):
                KBACKEND_DIST_TIMEOUT="60")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     try:
-        proc = subprocess.run([*cmd, sys.executable, str(script)], cwd=str(ROOT), env=env,
+        proc = subprocess.run([*cmd, sys.executable, str(script), str(tmp_path)],
+                              cwd=str(ROOT), env=env,
                               capture_output=True, text=True, timeout=240, check=False)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"mpirun -np 2 did not finish within 240 s:\n{exc.stdout}\n{exc.stderr}")
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    results = sorted((json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
-                      if line.startswith("RESULT ")), key=lambda r: r["rank"])
-    assert [r["rank"] for r in results] == [0, 1], proc.stdout
+    results = [json.loads((tmp_path / f"result{r}.json").read_text()) for r in (0, 1)]
+    assert [r["rank"] for r in results] == [0, 1], results
     for r in results:
         assert r["size"] == 2
         # global device names: each process owns two of the four
