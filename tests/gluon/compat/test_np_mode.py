@@ -248,3 +248,17 @@ def test_rnn_fused_fills_npx_rnn_layout():
         default("rnn_param", nd.zeros((7,)))
     with pytest.raises(ValueError, match="mode must be one of"):
         init.RNNFused("transformer", 1, 3)
+
+
+@pytest.mark.multi_device
+def test_gluon_device_names(np_mode):
+    devices = [cpu(0), cpu(1)]
+    net = nn.Dense(2, in_units=3)
+    net.initialize(init.One(), device=devices)
+    assert net.weight.list_device() == devices
+    assert net.weight.data(device=cpu(1)).context == cpu(1)
+    x = np.ones((2, 3), device=cpu(1))
+    assert net(x).context == cpu(1)
+    net.reset_device(cpu(0))
+    assert net.weight.list_device() == [cpu(0)]
+    assert float(net(x.to_device(cpu(0))).sum()) == 12
