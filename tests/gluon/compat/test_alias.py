@@ -203,3 +203,95 @@ def test_mxnet2_training_script_runs_unchanged(installed, tmp_path):
         assert transforms.ToTensor()(np.ones((4, 4, 3), dtype="uint8")).dtype == numpy.float32
     finally:
         npx.reset_np()
+
+
+def test_d2l_builders_guide_code_runs(installed, tmp_path):
+    """The notebook code of d2l's MXNet "Builders' Guide" (parameters, custom layers,
+    file I/O, lazy initialization, hybridize and export), unchanged."""
+    from mxnet import gluon, init, np, npx
+    from mxnet.gluon import nn
+
+    npx.set_np()
+    try:
+        net = nn.Sequential()
+        net.add(nn.Dense(8, activation="relu"))
+        net.add(nn.Dense(1))
+        assert all(p.shape[-1] == 0 for p in net.collect_params().values()
+                   if p.name.endswith("weight"))  # lazy: input size unknown
+        net.initialize()
+        X = np.random.uniform(size=(2, 4))
+        assert net(X).shape == (2, 1)
+        assert float(net[1].bias.data()[0]) == 0
+        assert len(net.collect_params(".*weight")) == 2
+        net.initialize(init=init.Normal(sigma=0.01), force_reinit=True)
+        assert float(np.abs(net[0].weight.data()).max()) < 0.1
+        seen = []
+
+        class MyInit(init.Initializer):
+            def _init_weight(self, name, data):
+                seen.append((name, data.shape))
+                data[:] = np.random.uniform(-10, 10, data.shape)
+                data *= np.abs(data) >= 5
+
+        net.initialize(MyInit(), force_reinit=True)
+        assert [s for _, s in seen] == [(8, 4), (1, 8)]
+        w = net[0].weight.data()
+        assert bool(((np.abs(w) >= 5) | (w == 0)).all())
+        net[0].weight.data()[:] += 1
+        net[0].weight.data()[0, 0] = 42
+        assert float(net[0].weight.data()[0, 0]) == 42
+
+        shared = nn.Dense(8, activation="relu")
+        net = nn.Sequential()
+        net.add(nn.Dense(8, activation="relu"), shared, shared, nn.Dense(10))
+        net.initialize()
+        net(X)
+        net[1].weight.data()[0, 0] = 100
+        assert float(net[2].weight.data()[0, 0]) == 100
+
+        class CenteredLayer(nn.Block):
+            def forward(self, X):
+                return X - X.mean()
+
+        assert CenteredLayer()(np.array([1.0, 2, 3, 4, 5])).asnumpy().tolist() == [
+            -2, -1, 0, 1, 2]
+
+        class MyDense(nn.Block):
+            def __init__(self, units, in_units, **kwargs):
+                super().__init__(**kwargs)
+                self.weight = self.params.get("weight", shape=(in_units, units))
+                self.bias = self.params.get("bias", shape=(units,))
+
+            def forward(self, x):
+                linear = np.dot(x, self.weight.data(ctx=x.ctx)) + self.bias.data(ctx=x.ctx)
+                return npx.relu(linear)
+
+        dense = MyDense(units=3, in_units=5)
+        dense.initialize()
+        assert dense(np.random.uniform(size=(2, 5))).shape == (2, 3)
+
+        x, y = np.arange(4), np.zeros(4)
+        npx.save(str(tmp_path / "x-file"), x)
+        assert npx.load(str(tmp_path / "x-file"))[0].asnumpy().tolist() == [0, 1, 2, 3]
+        npx.save(str(tmp_path / "mydict"), {"x": x, "y": y})
+        assert sorted(npx.load(str(tmp_path / "mydict"))) == ["x", "y"]
+        net.save_parameters(str(tmp_path / "mlp.params"))
+        clone = nn.Sequential()
+        clone.add(nn.Dense(8, activation="relu"), nn.Dense(8, activation="relu"),
+                  nn.Dense(8, activation="relu"), nn.Dense(10))
+        clone.load_parameters(str(tmp_path / "mlp.params"))
+        assert bool((clone(X) == net(X)).all())
+
+        net = nn.HybridSequential()
+        net.add(nn.Dense(16, activation="relu"), nn.Dense(2))
+        net.initialize()
+        x = np.random.normal(size=(1, 8))
+        eager = net(x)
+        net.hybridize()
+        assert bool((np.abs(net(x) - eager) < 1e-6).all())
+        net.export(str(tmp_path / "my_mlp"))
+        assert (tmp_path / "my_mlp-symbol.json").is_file()
+        assert isinstance(gluon.SymbolBlock.imports(str(tmp_path / "my_mlp-symbol.json"),
+                                                    ["data"]), gluon.SymbolBlock)
+    finally:
+        npx.reset_np()
