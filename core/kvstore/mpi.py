@@ -193,39 +193,60 @@ class MPIComm:
                             f"failure: {self._broken}")
 
     # ------------------------------------------------------------------ collectives
-    def allreduce_sum(self, array: numpy.ndarray, what: str, check: int | None = None):
-        """The sum of ``array`` over all processes (a new array of its dtype).
+    def allreduce_sum(self, arrays, what: str, check: int | None = None) -> list:
+        """The sums of ``arrays`` over all processes, in one all-reduce per work dtype
+        (small arrays travel together: one message instead of one each).
 
         Args:
-            array: this process' contribution (any shape).
-            what: a description for errors (the key, shape and dtype).
-            check: an integer that every process must pass the same value for; it is
-                summed along with the data, and a different sum raises.
+            arrays: this process' contributions (NumPy arrays of any shapes and dtypes;
+                float16 is summed in float32, dtypes MPI does not sum in float64).
+            what: a description for errors (the keys, shapes and dtypes).
+            check: a non-negative integer that every process must pass the same value
+                for; it travels with the data, and a different sum raises.
+
+        Returns:
+            The sums, one new array per input, each of its input's shape and dtype.
 
         Raises:
             DistError: the processes passed different ``check`` values.
             DistTimeoutError: not every process joined within the deadline.
         """
-        dtype = array.dtype
-        work = dtype if dtype in _NATIVE else numpy.dtype(
-            "float32" if dtype == numpy.float16 else "float64")
-        n = array.size
-        buf = numpy.empty(n + (check is not None), dtype=work)
-        buf[:n] = array.reshape(-1)
-        if check is not None:
-            buf[n] = check
-        with _CALL_LOCK:
-            req = self._comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._mpi.SUM)
-        self._wait(req, f"the allreduce of {what}")
-        if check is not None and buf[n] != check * self.size:
-            self._fail(DistError(
-                f"kvstore dist_sync: the workers reduced different keys together: rank "
-                f"{self.rank} of {self.size} sent {what}, the others did not all send the "
-                "same key. Every worker must push/pushpull the same keys in the same order "
-                "(a parameter skipped on some workers only, e.g. by ignore_stale_grad, or "
-                "different numbers of batches per worker, break this)."))
-        out = buf[:n].reshape(array.shape)
-        return out if work == dtype else out.astype(dtype)
+        groups: dict = {}
+        for i, a in enumerate(arrays):
+            work = a.dtype if a.dtype in _NATIVE else numpy.dtype(
+                "float32" if a.dtype == numpy.float16 else "float64")
+            groups.setdefault(work, []).append(i)
+        out: list = [None] * len(arrays)
+        # A check sum stays exact in float32 (2**24) for any number of processes.
+        code = None if check is None else 1 + check % max(1, 2 ** 24 // self.size - 1)
+        for work, idx in groups.items():
+            sizes = [arrays[i].size for i in idx]
+            n = sum(sizes)
+            buf = numpy.empty(n + (code is not None), dtype=work)
+            offset = 0
+            for i, size in zip(idx, sizes):
+                buf[offset:offset + size] = arrays[i].reshape(-1)
+                offset += size
+            if code is not None:
+                buf[n] = code
+            with _CALL_LOCK:
+                req = self._comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._mpi.SUM)
+            self._wait(req, f"the allreduce of {what}")
+            if code is not None and buf[n] != code * self.size:
+                self._fail(DistError(
+                    f"kvstore dist_sync: the workers reduced different keys together: rank "
+                    f"{self.rank} of {self.size} sent {what}, the others did not all send "
+                    "the same keys. Every worker must push/pushpull the same keys in the "
+                    "same order (a parameter skipped on some workers only, e.g. by "
+                    "ignore_stale_grad, or different numbers of batches per worker, break "
+                    "this)."))
+            offset = 0
+            for i, size in zip(idx, sizes):
+                a = arrays[i]
+                part = buf[offset:offset + size].reshape(a.shape)
+                out[i] = part if work == a.dtype else part.astype(a.dtype)
+                offset += size
+        return out
 
     def bcast(self, array: numpy.ndarray, what: str, root: int = 0) -> numpy.ndarray:
         """``root``'s ``array`` on every process (a new contiguous array; same shape and

@@ -62,6 +62,15 @@ def _basic():
     for o in outs:
         assert o.asnumpy().tolist() == [3, 3, 3, 3], (o.dtype, o.asnumpy())
 
+    # a list of keys of one dtype travels in one all-reduce: the same sums as key by key
+    fused = ["f0", "f1", "f2"]
+    shapes = [(3,), (2, 2), ()]
+    kv.init(fused, [nd.zeros(sh) for sh in shapes])
+    vals = [nd.full(sh, (r + 1.0) * (i + 1)) for i, sh in enumerate(shapes)]
+    kv.pushpull(fused, vals)
+    for i, v in enumerate(vals):
+        assert v.shape == shapes[i] and (v.asnumpy() == 3.0 * (i + 1)).all(), v
+
     # broadcast: rank 0's value to every worker, new key and existing key
     b = nd.zeros((3,))
     kv.broadcast("new", nd.full((3,), r + 5.0), out=b)
