@@ -63,8 +63,8 @@ def imread(filename: str, flag: int = 1, to_rgb: bool = True) -> NDArray:
         The image, ``(H, W, 3)`` or ``(H, W, 1)``.
 
     Example:
-        >>> import os, tempfile, numpy
-        >>> from PIL import Image
+        >>> import os, tempfile, numpy, pytest
+        >>> Image = pytest.importorskip("PIL.Image")   # decoding needs Pillow
         >>> from gluon.compat import image
         >>> path = os.path.join(tempfile.mkdtemp(), 'a.png')
         >>> Image.fromarray(numpy.zeros((5, 4, 3), 'uint8')).save(path)
@@ -87,8 +87,8 @@ def imdecode(buf, flag: int = 1, to_rgb: bool = True) -> NDArray:
         The image.
 
     Example:
-        >>> import io, numpy
-        >>> from PIL import Image
+        >>> import io, numpy, pytest
+        >>> Image = pytest.importorskip("PIL.Image")   # decoding needs Pillow
         >>> from gluon.compat import image
         >>> buf = io.BytesIO(); Image.fromarray(numpy.zeros((2, 3, 3), 'uint8')).save(buf, 'png')
         >>> image.imdecode(buf.getvalue(), flag=0).shape
@@ -119,7 +119,8 @@ def imresize(src, w: int, h: int, interp: int = 1) -> NDArray:
         >>> image.imresize(np.ones((4, 4, 3)), 2, 3).shape
         (3, 2, 3)
     """
-    return core.nd.array(resize(_host("imresize", src), w, h, interp))
+    out = resize(_host("imresize", src), w, h, interp)
+    return core.nd.array(out, dtype=out.dtype)
 
 
 def resize_short(src, size: int, interp: int = 2) -> NDArray:
