@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .. import autograd as _ag
+from .. import engine as _engine
 from ..context import Context
 from ..ndarray import NDArray
 from ..ops.registry import OpDef
@@ -82,7 +83,10 @@ class CachedOp:
         for name in self.var_names:
             s = prog.var_slots.get(name)
             if s is not None:
-                env[s] = values[name]._data
+                v = values[name]
+                if v._var is not None:  # pushed engine work writes it (an all-reduce, ...)
+                    _engine.wait_to_read(v)
+                env[s] = v._data
         prog.run(env, 0, prog.n_fwd)
         ctx = self.ctx
         n_out = len(self.graph.outputs)
@@ -90,6 +94,8 @@ class CachedOp:
         for name, s in prog.update_slots.items():
             dst = values[name]
             if env[s] is not dst._data:
+                if dst._var is not None:
+                    _engine.wait_to_write(dst)
                 dst._data[...] = env[s]
                 dst._version += 1
         if wrt:

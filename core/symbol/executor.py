@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .. import autograd as _ag
+from .. import engine as _engine
 from ..context import Context, current_context
 from ..ndarray import NDArray
 from ..ops.registry import Aval, describe
@@ -465,6 +466,8 @@ class Executor:
         for name, arr in list(self.arg_dict.items()) + list(self.aux_dict.items()):
             s = prog.var_slots.get(name)
             if s is not None:
+                if arr._var is not None:  # pushed engine work writes it
+                    _engine.wait_to_write(arr)  # aux states are written back below
                 env[s] = arr._data
         with _ag.pause(bool(is_train)):
             prog.run(env, 0, prog.n_fwd)

@@ -254,3 +254,25 @@ def test_autograd_function_keeps_its_custom_gradient_when_hybridized():
             y.backward()
         grads.append(x.grad.asnumpy().tolist())
     assert grads[0] == grads[1] == [1.5, 1.5]
+
+
+def test_hybridized_call_waits_for_pushed_writes_of_its_parameters():
+    import time
+
+    from core import engine
+
+    net = nn.Dense(2, in_units=3, use_bias=False)
+    net.initialize()
+    net.hybridize()
+    x = nd.ones((1, 3))
+    net(x)  # the first call runs eagerly, the second compiles
+    net(x)
+    w = net.weight.data()
+
+    def slow_write():
+        time.sleep(0.2)
+        w[:] = 2.0
+
+    engine.push(slow_write, write_vars=[w], name="slow_write")
+    out = net(x)  # must read the weight after the pushed write
+    np.testing.assert_allclose(out.asnumpy(), np.full((1, 2), 6.0))
