@@ -295,3 +295,28 @@ def test_d2l_builders_guide_code_runs(installed, tmp_path):
                                                     ["data"]), gluon.SymbolBlock)
     finally:
         npx.reset_np()
+
+
+def test_util_and_base(installed):
+    from mxnet import npx
+    from mxnet.base import MXNetError
+    from mxnet.util import np_array, np_shape, use_np
+
+    assert issubclass(MXNetError, RuntimeError)
+    npx.reset_np()
+    npx.set_np(dtype=True)
+    try:
+        with np_array(False):
+            assert not npx.is_np_array() and npx.is_np_shape()
+        assert npx.is_np_array() and npx.is_np_default_dtype()
+        with np_shape(False):
+            assert not npx.is_np_shape() and not npx.is_np_array()
+        assert npx.is_np_shape() and npx.is_np_array() and npx.is_np_default_dtype()
+    finally:
+        npx.reset_np()
+
+    @use_np
+    def f():
+        return npx.is_np_array()
+
+    assert f() is True
