@@ -48,6 +48,11 @@ def test_submodules_are_the_kbackend_modules(installed):
     assert sys.modules["mxnet.np"] is core.np
 
 
+def test_every_alias_imports(installed):
+    for name, target in alias.ALIASES.items():
+        assert importlib.import_module(f"mxnet.{name}") is importlib.import_module(target)
+
+
 def test_mxnet_code_runs_unchanged(installed):
     import mxnet as mx
     from mxnet import autograd, gluon, np, npx
