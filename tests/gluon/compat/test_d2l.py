@@ -184,6 +184,9 @@ def test_residual_blocks(d2l):
     nxt = d2l.ResNeXtBlock(32, 16, 1)
     nxt.initialize()
     assert nxt(d2l.randn(2, 32, 8, 8)).shape == (2, 32, 8, 8)
+    net = d2l.resnet18(10)
+    net.initialize()
+    assert net(d2l.randn(1, 1, 8, 8)).shape == (1, 10)
 
 
 # ------------------------------------------------------------------ recurrent networks (ch. 9, 10)
@@ -320,6 +323,9 @@ def test_train_2d_and_timer(d2l, capsys):
     assert len(timer.times) == 3
     assert timer.sum() >= 0 and timer.avg() == pytest.approx(timer.sum() / 3)
     assert timer.cumsum()[-1] == pytest.approx(timer.sum())
+    with d2l.Benchmark("ones"):
+        d2l.ones((10, 10)).sum()
+    assert capsys.readouterr().out.startswith("ones: ")
 
 
 # ------------------------------------------------------------------ multi-device (ch. 13)
@@ -368,6 +374,10 @@ def test_anchor_boxes_and_detection(d2l):
     numpy.testing.assert_allclose(output[0].asnumpy(), [  # the book's detections
         [1, 0.9, 0.55, 0.2, 0.9, 0.88], [0, 0.9, 0.1, 0.08, 0.52, 0.92],
         [-1, 0.8, 0.08, 0.2, 0.56, 0.95], [-1, 0.7, 0.15, 0.3, 0.62, 0.91]], atol=1e-6)
+    fig = d2l.plt.imshow(numpy.zeros((32, 48, 3)))
+    d2l.show_bboxes(fig.axes, Y.reshape(32, 48, 5, 4)[10, 10] * np.array((48, 32, 48, 32)),
+                    ["a", "b", "c", "d", "e"])
+    assert len(fig.axes.patches) == 5
 
 
 def test_bert_model(d2l):
