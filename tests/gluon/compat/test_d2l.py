@@ -536,3 +536,21 @@ def test_seq2seq_translation(d2l):
         translation = tokens[:tokens.index("<eos>")] if "<eos>" in tokens else tokens
         scores.append(d2l.bleu(" ".join(translation), fr, k=2))
     assert sum(scores) / len(scores) >= 0.75, scores
+
+
+@pytest.mark.filterwarnings("ignore:Attempting to set identical")  # d2l's xlim [1, 1]
+def test_train_ch6(d2l, capsys):
+    from core import np
+
+    datasets = pytest.importorskip("sklearn.datasets")
+    X, y = datasets.load_digits(return_X_y=True)
+    X = np.array((X / 16).astype("float32").reshape(-1, 1, 8, 8))
+    y = np.array(y.astype("int32"))
+    train = d2l.load_array((X[:1000], y[:1000]), 50)
+    test = d2l.load_array((X[1500:], y[1500:]), 100, is_train=False)
+    net = d2l.nn.Sequential()
+    net.add(d2l.nn.Conv2D(8, 3, activation="relu"), d2l.nn.MaxPool2D(2), d2l.nn.Dense(10))
+    d2l.train_ch6(net, train, test, 1, 0.9, d2l.try_gpu())
+    out = capsys.readouterr().out
+    assert "examples/sec on cpu(0)" in out or "on gpu(0)" in out
+    assert d2l.evaluate_accuracy_gpu(net, test) > 0.25  # chance: 0.1; 20 SGD steps
