@@ -143,7 +143,6 @@ class _Adam:
         return Trainer(self.collect_params(), "adam", {"learning_rate": self.lr})
 
 
-@pytest.mark.slow
 def test_lenet_on_digits_reaches_90_percent(d2l, capsys):
     data = _digits(d2l, size=28, batch_size=16)
     model = _quiet(type("LeNetAdam", (_Adam, d2l.LeNet), {})(lr=0.01))
