@@ -3,12 +3,13 @@ functions) with MXNet 2.0's signatures, bound onto operators of the registry."""
 from __future__ import annotations
 
 from .. import ops as _ops
+from ..ndarray import NDArray
 from ._nn import _dtype_name
 
 _F = _ops.F
 
 
-def pick(data, index, axis: int = -1, mode: str = "clip", keepdims: bool = False):
+def pick(data, index, axis: int = -1, mode: str = "clip", keepdims: bool = False) -> NDArray:
     """``data[..., index[...], ...]`` along ``axis``: one entry per position of ``index``.
 
     Args:
@@ -28,7 +29,7 @@ def pick(data, index, axis: int = -1, mode: str = "clip", keepdims: bool = False
 
 
 def one_hot(data, depth=None, on_value: float = 1.0, off_value: float = 0.0,
-            dtype="float32"):
+            dtype="float32") -> NDArray:
     """One-hot vectors of length ``depth`` for the integer ids in ``data``.
 
     Example:
@@ -43,7 +44,7 @@ def one_hot(data, depth=None, on_value: float = 1.0, off_value: float = 0.0,
 
 
 def topk(data, axis: int = -1, k: int = 1, ret_typ: str = "indices", is_ascend: bool = False,
-         dtype="float32"):
+         dtype="float32") -> NDArray | list:
     """The ``k`` largest (``is_ascend``: smallest) entries along ``axis``.
 
     Args:
@@ -65,7 +66,7 @@ def topk(data, axis: int = -1, k: int = 1, ret_typ: str = "indices", is_ascend: 
 
 
 def sequence_mask(data, sequence_length=None, use_sequence_length: bool = False,
-                  value: float = 0.0, axis: int = 0):
+                  value: float = 0.0, axis: int = 0) -> NDArray:
     """Set the steps past each sequence's length to ``value``.
 
     Args:
@@ -85,7 +86,7 @@ def sequence_mask(data, sequence_length=None, use_sequence_length: bool = False,
 
 
 def sequence_last(data, sequence_length=None, use_sequence_length: bool = False,
-                  axis: int = 0):
+                  axis: int = 0) -> NDArray:
     """The last valid step of each sequence (see :func:`sequence_mask`).
 
     Example:
@@ -99,7 +100,7 @@ def sequence_last(data, sequence_length=None, use_sequence_length: bool = False,
 
 
 def sequence_reverse(data, sequence_length=None, use_sequence_length: bool = False,
-                     axis: int = 0):
+                     axis: int = 0) -> NDArray:
     """Reverse each sequence's valid steps along the time axis 0.
 
     Example:
@@ -112,7 +113,7 @@ def sequence_reverse(data, sequence_length=None, use_sequence_length: bool = Fal
 
 
 def batch_dot(a, b, transpose_a: bool = False, transpose_b: bool = False,
-              forward_stype=None):
+              forward_stype=None) -> NDArray:
     """Matrix products of matching batches: ``(B, n, k) x (B, k, m) -> (B, n, m)``.
 
     Example:
@@ -124,7 +125,7 @@ def batch_dot(a, b, transpose_a: bool = False, transpose_b: bool = False,
                         forward_stype=forward_stype)
 
 
-def batch_flatten(x):
+def batch_flatten(x) -> NDArray:
     """Flatten all axes but the first: ``(N, ...) -> (N, prod(...))``.
 
     Example:
@@ -135,7 +136,7 @@ def batch_flatten(x):
     return _F.flatten(x)
 
 
-def broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None):
+def broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None) -> NDArray:
     """Broadcast ``lhs`` to ``rhs``'s shape (on the given axes only, when given).
 
     Example:
@@ -147,7 +148,7 @@ def broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None):
 
 
 def arange_like(data, start: float = 0.0, step: float = 1.0, repeat: int = 1, ctx=None,
-                axis=None):
+                axis=None) -> NDArray:
     """``start, start + step, ...`` shaped like ``data`` (or along its ``axis``), each
     value repeated ``repeat`` times; float32 on ``data``'s device.
 
@@ -175,7 +176,7 @@ def _prod(shape):
     return out
 
 
-def nonzero(a):
+def nonzero(a) -> NDArray:
     """The indices of the non-zero entries, one row per entry: shape ``(count, a.ndim)``,
     int64 (MXNet's ``npx.nonzero``; ``np.nonzero`` gives one array per axis instead).
 
@@ -189,7 +190,7 @@ def nonzero(a):
     return argwhere(a)
 
 
-def slice(data, begin, end, step=()):
+def slice(data, begin, end, step=()) -> NDArray:
     """``data[b0:e0:s0, b1:e1:s1, ...]``; None entries mean the default.
 
     Example:
@@ -200,7 +201,7 @@ def slice(data, begin, end, step=()):
     return _F.slice(data, begin=tuple(begin), end=tuple(end), step=tuple(step or ()))
 
 
-def gamma(data):
+def gamma(data) -> NDArray:
     """The gamma function, elementwise.
 
     Example:
@@ -211,7 +212,7 @@ def gamma(data):
     return _F.gamma(data)
 
 
-def gammaln(data):
+def gammaln(data) -> NDArray:
     """``log(|gamma(data)|)``, elementwise.
 
     Example:
@@ -222,7 +223,7 @@ def gammaln(data):
     return _F.gammaln(data)
 
 
-def stop_gradient(data):
+def stop_gradient(data) -> NDArray:
     """``data`` with no gradient flowing back through it.
 
     Example:
@@ -233,7 +234,7 @@ def stop_gradient(data):
     return _F.BlockGrad(data)
 
 
-def smooth_l1(data, scalar: float = 1.0):
+def smooth_l1(data, scalar: float = 1.0) -> NDArray:
     """Smooth L1: ``0.5 (s x)^2`` where ``|x| < 1 / s^2``, ``|x| - 0.5 / s^2`` elsewhere.
 
     Example:

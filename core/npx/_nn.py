@@ -11,6 +11,7 @@ import numpy as _numpy
 
 from .. import nd as _nd
 from .. import ops as _ops
+from ..ndarray import NDArray
 
 _F = _ops.F
 
@@ -40,7 +41,7 @@ def _lengths(name, length, use_length):
 
 # ----------------------------------------------------------------- softmax family
 def softmax(data, axis: int = -1, length=None, temperature=None, use_length: bool = False,
-            dtype=None):
+            dtype=None) -> NDArray:
     """Softmax along ``axis``: ``exp(x / t) / sum(exp(x / t))``.
 
     Args:
@@ -66,7 +67,7 @@ def softmax(data, axis: int = -1, length=None, temperature=None, use_length: boo
 
 
 def log_softmax(data, axis: int = -1, length=None, temperature=None, use_length: bool = False,
-                dtype=None):
+                dtype=None) -> NDArray:
     """``log(softmax(data))``, computed stably; arguments as :func:`softmax`.
 
     Example:
@@ -88,7 +89,7 @@ def _masked_logits(name, data, mask):
     return _F.where(mask, data, low)
 
 
-def masked_softmax(data, mask, axis: int = -1, temperature=1.0, normalize: bool = True):
+def masked_softmax(data, mask, axis: int = -1, temperature=1.0, normalize: bool = True) -> NDArray:
     """Softmax over the entries where ``mask`` is true; masked entries get 0.
 
     Args:
@@ -116,7 +117,8 @@ def masked_softmax(data, mask, axis: int = -1, temperature=1.0, normalize: bool 
     return _F.where(mask, out, 0.0)
 
 
-def masked_log_softmax(data, mask, axis: int = -1, temperature=1.0, normalize: bool = True):
+def masked_log_softmax(data, mask, axis: int = -1, temperature=1.0,
+                       normalize: bool = True) -> NDArray:
     """``log`` of :func:`masked_softmax`: masked entries get ``-inf``.
 
     Example:
@@ -134,7 +136,7 @@ def masked_log_softmax(data, mask, axis: int = -1, temperature=1.0, normalize: b
 
 
 # ----------------------------------------------------------------- activations
-def activation(data, act_type: str = "relu", **kwargs):
+def activation(data, act_type: str = "relu", **kwargs) -> NDArray:
     """MXNet's ``Activation``: ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'``,
     ``'softsign'`` (and the other types ``nd.Activation`` takes).
 
@@ -149,7 +151,7 @@ def activation(data, act_type: str = "relu", **kwargs):
     return _F.Activation(data, act_type=act_type)
 
 
-def relu(data):
+def relu(data) -> NDArray:
     """``max(data, 0)``.
 
     Example:
@@ -160,7 +162,7 @@ def relu(data):
     return _F.relu(data)
 
 
-def sigmoid(data):
+def sigmoid(data) -> NDArray:
     """``1 / (1 + exp(-data))``.
 
     Example:
@@ -172,7 +174,7 @@ def sigmoid(data):
 
 
 def leaky_relu(data, gamma=None, act_type: str = "leaky", slope: float = 0.25,
-               lower_bound: float = 0.125, upper_bound: float = 0.334, **kwargs):
+               lower_bound: float = 0.125, upper_bound: float = 0.334, **kwargs) -> NDArray:
     """MXNet's ``LeakyReLU``: ``'leaky'``, ``'prelu'`` (slopes ``gamma``), ``'rrelu'``,
     ``'elu'``, ``'selu'``, ``'gelu'``.
 
@@ -187,7 +189,7 @@ def leaky_relu(data, gamma=None, act_type: str = "leaky", slope: float = 0.25,
 
 # ----------------------------------------------------------------- layers
 def fully_connected(x, weight, bias=None, num_hidden=None, no_bias: bool = False,
-                    flatten: bool = True, **kwargs):
+                    flatten: bool = True, **kwargs) -> NDArray:
     """``x @ weight.T + bias``; ``weight`` has shape ``(num_hidden, in_units)``.
 
     Args:
@@ -235,7 +237,7 @@ def _tup(v, n=1):
 
 def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None,
                 pad=None, num_filter=1, num_group=1, workspace=1024, no_bias=False,
-                cudnn_tune=None, cudnn_off=False, layout=None):
+                cudnn_tune=None, cudnn_off=False, layout=None) -> NDArray:
     """N-d convolution (1 to 3 spatial axes) with groups, MXNet's ``Convolution``.
 
     ``kernel`` defaults to the weight's spatial shape and ``num_filter`` to its first
@@ -259,7 +261,8 @@ def convolution(data=None, weight=None, bias=None, kernel=None, stride=None, dil
 
 def deconvolution(data=None, weight=None, bias=None, kernel=None, stride=None, dilate=None,
                   pad=None, adj=None, target_shape=None, num_filter=1, num_group=1,
-                  workspace=512, no_bias=True, cudnn_tune=None, cudnn_off=False, layout=None):
+                  workspace=512, no_bias=True, cudnn_tune=None, cudnn_off=False,
+                  layout=None) -> NDArray:
     """Transposed convolution, MXNet's ``Deconvolution``; ``weight`` is
     ``(in_channels, num_filter / num_group, *kernel)``.
 
@@ -282,7 +285,7 @@ def deconvolution(data=None, weight=None, bias=None, kernel=None, stride=None, d
 
 def pooling(data=None, kernel=None, stride=None, pad=None, pool_type="max",
             pooling_convention="valid", global_pool=False, cudnn_off=False, p_value=None,
-            count_include_pad=None, layout=None, **kwargs):
+            count_include_pad=None, layout=None, **kwargs) -> NDArray:
     """Max, average, sum or Lp pooling over 1-D/2-D/3-D windows, MXNet's ``Pooling``.
 
     Example:
@@ -301,7 +304,7 @@ def pooling(data=None, kernel=None, stride=None, pad=None, pool_type="max",
 
 
 def dropout(data, p: float = 0.5, mode: str = "training", axes=None, cudnn_off: bool = True,
-            **kwargs):
+            **kwargs) -> NDArray:
     """Zero entries with probability ``p`` and scale the rest by ``1 / (1 - p)``, in
     training mode only (``mode='always'``: always).
 
@@ -316,7 +319,7 @@ def dropout(data, p: float = 0.5, mode: str = "training", axes=None, cudnn_off: 
 def batch_norm(x, gamma, beta, running_mean, running_var, eps: float = 1e-3,
                momentum: float = 0.9, fix_gamma: bool = True, use_global_stats: bool = False,
                output_mean_var: bool = False, axis: int = 1, cudnn_off: bool = False,
-               min_calib_range=None, max_calib_range=None, **kwargs):
+               min_calib_range=None, max_calib_range=None, **kwargs) -> NDArray | list:
     """Batch normalization, MXNet's ``BatchNorm``: batch statistics (and an in-place
     update of ``running_mean``/``running_var``) in training mode, the running ones
     otherwise.
@@ -343,7 +346,7 @@ def batch_norm(x, gamma, beta, running_mean, running_var, eps: float = 1e-3,
 
 
 def layer_norm(data=None, gamma=None, beta=None, axis: int = -1, eps: float = 1e-5,
-               output_mean_var: bool = False):
+               output_mean_var: bool = False) -> NDArray | list:
     """Layer normalization over ``axis``, scaled by ``gamma`` and shifted by ``beta``.
 
     Returns:
@@ -359,7 +362,7 @@ def layer_norm(data=None, gamma=None, beta=None, axis: int = -1, eps: float = 1e
 
 
 def group_norm(data, gamma, beta, num_groups: int = 1, eps: float = 1e-5,
-               output_mean_var: bool = False):
+               output_mean_var: bool = False) -> NDArray | list:
     """Group normalization: the channels (axis 1) split into ``num_groups`` groups, each
     normalized over its channels and spatial axes, then scaled and shifted per channel.
 
@@ -377,7 +380,7 @@ def group_norm(data, gamma, beta, num_groups: int = 1, eps: float = 1e-5,
 
 
 def embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
-              sparse_grad: bool = False, **kwargs):
+              sparse_grad: bool = False, **kwargs) -> NDArray:
     """The rows of ``weight`` at the integer ids in ``data``: shape
     ``data.shape + (output_dim,)``; the sizes default to ``weight``'s.
 
@@ -401,7 +404,7 @@ def rnn(data=None, parameters=None, state=None, state_cell=None, sequence_length
         mode=None, state_size=None, num_layers=None, bidirectional=False,
         state_outputs=False, p=0.0, use_sequence_length=False, projection_size=None,
         lstm_state_clip_min=None, lstm_state_clip_max=None, lstm_state_clip_nan=None,
-        layout="TNC", **kwargs):
+        layout="TNC", **kwargs) -> NDArray | list:
     """MXNet's fused RNN/LSTM/GRU over a ``(T, N, C)`` sequence (see ``nd.RNN``).
 
     Returns:

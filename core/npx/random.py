@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as _numpy
 
 from .. import ops as _ops
+from ..ndarray import NDArray
 from ..np import random as _npr
 
 _F = _ops.F
@@ -23,7 +24,8 @@ def _batch(batch_shape, *params):
     return lead + (_numpy.broadcast_shapes(*shapes) if shapes else ())
 
 
-def bernoulli(prob=None, logit=None, size=None, dtype=None, ctx=None, device=None, out=None):
+def bernoulli(prob=None, logit=None, size=None, dtype=None, ctx=None, device=None,
+              out=None) -> NDArray:
     """1 with probability ``prob`` (or ``sigmoid(logit)``), else 0; float32 by default.
 
     Example:
@@ -43,7 +45,7 @@ def bernoulli(prob=None, logit=None, size=None, dtype=None, ctx=None, device=Non
     return res
 
 
-def uniform_n(low=0.0, high=1.0, batch_shape=None, dtype=None, ctx=None, device=None):
+def uniform_n(low=0.0, high=1.0, batch_shape=None, dtype=None, ctx=None, device=None) -> NDArray:
     """Uniform samples of shape ``batch_shape + broadcast(low, high).shape``.
 
     Example:
@@ -55,7 +57,7 @@ def uniform_n(low=0.0, high=1.0, batch_shape=None, dtype=None, ctx=None, device=
                         ctx=_npr._ctx_of(ctx, device, low, high))
 
 
-def normal_n(loc=0.0, scale=1.0, batch_shape=None, dtype=None, ctx=None, device=None):
+def normal_n(loc=0.0, scale=1.0, batch_shape=None, dtype=None, ctx=None, device=None) -> NDArray:
     """Normal samples of shape ``batch_shape + broadcast(loc, scale).shape``.
 
     Example:
