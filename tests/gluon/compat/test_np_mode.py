@@ -262,3 +262,27 @@ def test_gluon_device_names(np_mode):
     net.reset_device(cpu(0))
     assert net.weight.list_device() == [cpu(0)]
     assert float(net(x.to_device(cpu(0))).sum()) == 12
+
+
+class _DeferredDense(HybridBlock):
+    """MXNet 2.0's deferred initialization: unknown dims as -1, filled by infer_shape."""
+
+    def __init__(self, units):
+        super().__init__()
+        self.weight = Parameter("weight", shape=(units, -1), allow_deferred_init=True)
+
+    def infer_shape(self, x, *args):
+        self.weight.shape = (self.weight.shape[0], x.shape[1])
+
+    def forward(self, x):
+        return np.dot(x, self.weight.data().T)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_deferred_shape_through_infer_shape(np_mode, hybrid):
+    net = _DeferredDense(3)
+    net.initialize(init.One())
+    net.hybridize(hybrid)
+    out = net(np.ones((2, 5)))
+    assert net.weight.shape == (3, 5)
+    assert out.asnumpy().tolist() == [[5.0] * 3] * 2
