@@ -553,3 +553,41 @@ def test_train_ch6(d2l, capsys):
     out = capsys.readouterr().out
     assert "examples/sec on cpu(0)" in out or "on gpu(0)" in out
     assert d2l.evaluate_accuracy_gpu(net, test) > 0.25  # chance: 0.1; 20 SGD steps
+
+
+@pytest.mark.multi_device
+def test_bert_pretraining_on_two_cpu_devices(d2l):
+    """d2l's BERT pretraining data (_WikiTextDataset on synthetic paragraphs) and loss
+    (_get_batch_loss_bert), trained as the book's train_bert does, on two devices."""
+    import random
+
+    from core import autograd, npx
+
+    rng = random.Random(0)
+    words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to", "park", "with",
+             "big", "red", "ball"]
+    paragraphs = [[" ".join(rng.choice(words) for _ in range(6)) for _ in range(3)]
+                  for _ in range(60)]
+    train_set = d2l._WikiTextDataset(paragraphs, 24)
+    vocab = train_set.vocab
+    assert len(train_set) == 120 and train_set.all_token_ids[0].shape == (24,)
+    train_iter = d2l.gluon.data.DataLoader(train_set, 16, shuffle=True)
+    net = d2l.BERTModel(len(vocab), num_hiddens=32, ffn_num_hiddens=64, num_heads=2,
+                        num_blks=2, dropout=0.1)
+    devices = [npx.cpu(0), npx.cpu(1)]
+    net.initialize(d2l.init.Xavier(), ctx=devices)
+    loss = d2l.gluon.loss.SoftmaxCELoss()
+    trainer = d2l.gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
+    mlm = []
+    for _ in range(4):
+        for batch in train_iter:
+            shards = [d2l.gluon.utils.split_and_load(elem, devices, even_split=False)
+                      for elem in batch]
+            with autograd.record():
+                mlm_ls, _, ls = d2l._get_batch_loss_bert(net, loss, len(vocab), *shards)
+            for l in ls:
+                l.backward()
+            trainer.step(1)
+            mlm.append(sum(float(l) for l in mlm_ls) / len(mlm_ls))
+    # the words are drawn uniformly: the masked-LM loss falls towards log(15) = 2.7
+    assert sum(mlm[-4:]) / 4 < sum(mlm[:2]) / 2 - 0.5, mlm
