@@ -456,6 +456,15 @@ def test_second_edition_helpers(d2l, capsys):
     d2l.train_concise_ch11("sgd", {"learning_rate": 0.05},
                            d2l.load_array((features, labels.reshape(-1)), 10), num_epochs=1)
     assert "sec/epoch" in capsys.readouterr().out
+
+    def sgd(params, states, hyperparams):  # the book's sgd for train_ch11
+        for p in params:
+            p[:] -= hyperparams["lr"] * p.grad
+
+    times, losses = d2l.train_ch11(sgd, None, {"lr": 0.05},
+                                   d2l.load_array((features, labels), 10), 2, num_epochs=1)
+    assert losses[-1] < 5 and len(times) == len(losses)  # from about 16 at w = 0
+    capsys.readouterr()
     acc = d2l.Accumulator(2)
     acc.add(1, 2)
     acc.add(3, 4)
