@@ -483,6 +483,24 @@ def test_second_edition_helpers(d2l, capsys):
     assert d2l.bleu("a b c d", "a b c d", 2) == 1.0
     assert d2l.truncate_pad([1, 2, 3], 5, 0) == [1, 2, 3, 0, 0]
     assert float(d2l.BPRLoss()(np.array([2.0]), np.array([0.0]))) > 0
+    assert float(d2l.HingeLossbRec()(np.array([2.0]), np.array([0.0]), margin=1)) == 0
+    assert d2l.hit_and_auc([3, 1, 2], [1], 2) == (1, 0.5)
+    net_G, net_D = d2l.nn.Sequential(), d2l.nn.Sequential()  # the book's GAN
+    net_G.add(d2l.nn.Dense(2))
+    net_D.add(d2l.nn.Dense(5, activation="tanh", in_units=2),
+              d2l.nn.Dense(3, activation="tanh", in_units=5), d2l.nn.Dense(1, in_units=3))
+    net_D.initialize(init=d2l.init.Normal(0.02))
+    net_G.initialize(init=d2l.init.Normal(0.02))
+    gan_loss = d2l.gluon.loss.SigmoidBCELoss()
+    trainer_D = d2l.gluon.Trainer(net_D.collect_params(), "adam", {"learning_rate": 0.05})
+    trainer_G = d2l.gluon.Trainer(net_G.collect_params(), "adam", {"learning_rate": 0.005})
+    real, Z = np.random.normal(0, 1, (8, 2)), np.random.normal(0, 1, (8, 2))
+    before = [p.data().copy() for p in net_D.collect_params().values()]
+    loss_D = d2l.update_D(real, Z, net_D, net_G, gan_loss, trainer_D)
+    loss_G = d2l.update_G(Z, net_D, net_G, gan_loss, trainer_G)
+    assert math.isfinite(float(loss_D)) and math.isfinite(float(loss_G))
+    assert any(float(abs(p.data() - b).sum()) > 0
+               for p, b in zip(net_D.collect_params().values(), before))
     img = np.array(numpy.random.randint(0, 255, (40, 50, 3)).astype("uint8"))
     feature, label = d2l.voc_rand_crop(img, img, 20, 30)
     assert feature.shape == (20, 30, 3) and (feature.asnumpy() == label.asnumpy()).all()
