@@ -51,10 +51,13 @@ def d2l():
 
 @pytest.fixture(autouse=True)
 def _seed(d2l):
+    import random as pyrandom
+
     from core import random
 
     random.seed(0)
     numpy.random.seed(0)
+    pyrandom.seed(0)  # d2l's data helpers draw from Python's random
 
 
 def _quiet(model):
@@ -616,5 +619,6 @@ def test_bert_pretraining_on_two_cpu_devices(d2l):
                 l.backward()
             trainer.step(1)
             mlm.append(sum(float(l) for l in mlm_ls) / len(mlm_ls))
-    # the words are drawn uniformly: the masked-LM loss falls towards log(15) = 2.7
-    assert sum(mlm[-4:]) / 4 < sum(mlm[:2]) / 2 - 0.5, mlm
+    # the words are drawn uniformly: the masked-LM loss falls towards log(15) = 2.71
+    first, last = sum(mlm[:2]) / 2, sum(mlm[-4:]) / 4
+    assert last < 2.9 and last < first - 0.3, mlm
