@@ -25,9 +25,11 @@ import numpy
 import core
 from core.ndarray import NDArray
 from gluon.data.vision._image import _scale_down, resize
+from gluon.data.vision.transforms import RandomRotation
+from gluon.data.vision.transforms.geometry import rotate
 
 __all__ = ["center_crop", "color_normalize", "fixed_crop", "imdecode", "imread", "imresize",
-           "random_crop", "resize_short"]
+           "imrotate", "random_crop", "random_rotate", "resize_short"]
 
 
 def _host(name: str, src) -> numpy.ndarray:
@@ -254,3 +256,56 @@ def color_normalize(src, mean, std=None) -> NDArray:
     """
     out = src - mean
     return out / std if std is not None else out
+
+
+def imrotate(src, rotation_degrees, zoom_in: bool = False, zoom_out: bool = False) -> NDArray:
+    """Rotate float32 images ``(C, H, W)`` or ``(N, C, H, W)`` counter-clockwise (degrees).
+
+    Args:
+        src: the image(s), float32.
+        rotation_degrees: the angle; for a batch, one angle or one per image.
+        zoom_in: zoom in so that no padding shows.
+        zoom_out: zoom out so that the whole image stays visible.
+
+    Returns:
+        The rotated image(s), same shape.
+
+    Raises:
+        TypeError: a non-float32 input.
+        ValueError: both zooms, or as many angles as images not given.
+
+    Example:
+        >>> from core import np
+        >>> from gluon.compat import image
+        >>> x = np.arange(4, dtype='float32').reshape(1, 2, 2)
+        >>> image.imrotate(x, 180).asnumpy().round().tolist()
+        [[[3.0, 2.0], [1.0, 0.0]]]
+    """
+    x = src.asnumpy() if isinstance(src, NDArray) else numpy.asarray(src)
+    if isinstance(rotation_degrees, NDArray):
+        rotation_degrees = rotation_degrees.asnumpy()
+    out = rotate(x, rotation_degrees, zoom_in, zoom_out, name="image.imrotate")
+    return core.nd.array(out, dtype=out.dtype)
+
+
+def random_rotate(src, angle_limits, zoom_in: bool = False, zoom_out: bool = False) -> NDArray:
+    """Rotate float32 images by angles drawn uniformly from ``angle_limits`` (one per image).
+
+    Args:
+        src: the image(s), float32, ``(C, H, W)`` or ``(N, C, H, W)``.
+        angle_limits: ``(lower, upper)`` in degrees.
+        zoom_in: zoom in so that no padding shows.
+        zoom_out: zoom out so that the whole image stays visible.
+
+    Returns:
+        The rotated image(s).
+
+    Example:
+        >>> from core import np
+        >>> from gluon.compat import image
+        >>> image.random_rotate(np.ones((2, 3, 4, 4)), (-5, 5)).shape
+        (2, 3, 4, 4)
+    """
+    x = src.asnumpy() if isinstance(src, NDArray) else numpy.asarray(src)
+    out = RandomRotation(angle_limits, zoom_in, zoom_out)._forward_np(x)
+    return core.nd.array(out, dtype=out.dtype)

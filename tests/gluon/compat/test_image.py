@@ -59,3 +59,16 @@ def test_resize_and_crops():
 def test_color_normalize():
     out = image.color_normalize(nd.ones((2, 2, 3)) * 4, nd.array([1, 2, 3]), nd.array([1, 2, 4]))
     numpy.testing.assert_allclose(out.asnumpy()[0, 0], [3, 1, 0.25])
+
+
+def test_imrotate_and_random_rotate():
+    x = numpy.arange(32, dtype="float32").reshape(2, 1, 4, 4)
+    out = image.imrotate(nd.array(x), nd.array([90, 180]))
+    numpy.testing.assert_allclose(out.asnumpy()[0], numpy.rot90(x[0], 1, (1, 2)), atol=1e-4)
+    numpy.testing.assert_allclose(out.asnumpy()[1], x[1, :, ::-1, ::-1], atol=1e-4)
+    with pytest.raises(ValueError, match="3 angles for 2 images"):
+        image.imrotate(x, [1, 2, 3])
+    with pytest.raises(TypeError, match="only float32"):
+        image.imrotate(x.astype("uint8"), 10)
+    random.seed(1)
+    assert image.random_rotate(x, (-20, 20), zoom_in=True).shape == (2, 1, 4, 4)

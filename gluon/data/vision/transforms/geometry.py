@@ -306,11 +306,42 @@ def _rotate(x: numpy.ndarray, degrees: numpy.ndarray, zoom_in: bool,
     return out
 
 
-def _check_rotatable(name: str, x) -> None:
+def rotate(x: numpy.ndarray, degrees, zoom_in: bool = False, zoom_out: bool = False,
+           name: str = "rotate") -> numpy.ndarray:
+    """Rotate float32 NumPy images ``(C, H, W)`` or ``(N, C, H, W)`` counter-clockwise.
+
+    Args:
+        x: the image(s), float32.
+        degrees: one angle, or (for a batch) one per image.
+        zoom_in: zoom in so that no padding shows.
+        zoom_out: zoom out so that the whole image stays visible.
+        name: the caller's name for error messages.
+
+    Returns:
+        The rotated image(s), same shape and dtype.
+
+    Raises:
+        TypeError: a non-float32 input.
+        ValueError: both zooms, a bad shape, or as many angles as images not given.
+
+    Example:
+        >>> import numpy as np
+        >>> from gluon.data.vision.transforms.geometry import rotate
+        >>> rotate(np.eye(2, dtype='float32')[None], 90)[0].round().tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+    """
+    if zoom_in and zoom_out:
+        raise ValueError(f"{name}: zoom_in and zoom_out cannot both be True")
     if numpy.dtype(x.dtype) != numpy.float32:
         raise TypeError(f"{name}: only float32 images are supported, got {x.dtype}; apply "
                         f"ToTensor first")
     _check_image(name, x, layout="(C, H, W)")
+    batch = x if x.ndim == 4 else x[None]
+    angles = numpy.asarray(degrees, numpy.float64).reshape(-1)
+    if angles.size not in (1, batch.shape[0]):
+        raise ValueError(f"{name}: {angles.size} angles for {batch.shape[0]} images")
+    out = _rotate(batch, numpy.broadcast_to(angles, (batch.shape[0],)), zoom_in, zoom_out)
+    return out if x.ndim == 4 else out[0]
 
 
 class Rotate(_Transform):
@@ -338,7 +369,7 @@ class Rotate(_Transform):
 
     def __init__(self, rotation_degrees: float, zoom_in: bool = False, zoom_out: bool = False):
         if zoom_in and zoom_out:
-            raise ValueError("Rotate: zoom_in and zoom_out cannot both be True")
+            raise ValueError(f"{type(self).__name__}: zoom_in and zoom_out cannot both be True")
         self._degrees = float(rotation_degrees)
         self._zoom = (bool(zoom_in), bool(zoom_out))
 
@@ -346,10 +377,8 @@ class Rotate(_Transform):
         return numpy.full(n, self._degrees)
 
     def _forward_np(self, x):
-        _check_rotatable(type(self).__name__, x)
-        batch = x if x.ndim == 4 else x[None]
-        out = _rotate(batch, self._angles(batch.shape[0]), *self._zoom)
-        return out if x.ndim == 4 else out[0]
+        n = x.shape[0] if x.ndim == 4 else 1
+        return rotate(x, self._angles(n), *self._zoom, name=type(self).__name__)
 
 
 class RandomRotation(Rotate):
