@@ -486,6 +486,13 @@ class NDArray(NumpyMethods):
         return complex(self.asscalar())
 
     def __repr__(self) -> str:
+        from .np._mode import _flags
+
+        if _flags.array:  # NumPy mode (npx.set_np()): MXNet 2.0 prints as NumPy does
+            r = repr(self.asnumpy())
+            if self.dtype == numpy.float32:  # the default dtype goes unsaid, as in MXNet
+                r = r.replace(", dtype=float32", "")
+            return r if self._ctx.device_type == "cpu" else f"{r[:-1]}, device={self._ctx})"
         shape = "x".join(str(s) for s in self.shape)
         head = f"{type(self).__name__} {shape}" if shape else type(self).__name__
         return f"\n{self.asnumpy()}\n<{head} @{self._ctx}>"

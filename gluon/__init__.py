@@ -47,7 +47,8 @@ __all__ = [
     "utils",
 ]
 
-_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "contrib", "metric", "trainer")
+_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "contrib", "metric", "trainer",
+                 "compat")
 
 
 def __getattr__(name: str):

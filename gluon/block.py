@@ -283,11 +283,32 @@ class Block:
             ValueError: naming the missing or extra parameter, or the parameter whose
                 shape (both shapes given) or dtype does not match.
         """
-        ctx = ctx_or_device(ctx, device, "load_parameters")
         loaded = serialization.load(filename)
         if not isinstance(loaded, dict):
             raise TypeError(f"load_parameters: '{filename}' holds a list of arrays, not "
                              "named parameters")
+        self.load_dict(loaded, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source,
+                       device=device, _filename=filename)
+
+    def load_dict(self, param_dict: dict, ctx=None, allow_missing: bool = False,
+                  ignore_extra: bool = False, cast_dtype: bool = False,
+                  dtype_source: str = "current", device=None, _filename=None) -> None:
+        """Load parameter values from a dict of arrays keyed by structural names (as
+        :meth:`save_parameters` writes them; MXNet 2.0's ``Block.load_dict``).
+
+        Args:
+            param_dict: ``{name: array}``; names without structure (MXNet's legacy
+                ``ParameterDict.save`` names) are accepted too.
+            ctx, allow_missing, ignore_extra, cast_dtype, dtype_source, device: as for
+                :meth:`load_parameters`.
+
+        Raises:
+            ValueError: naming the missing or extra parameter, or the parameter whose
+                shape (both shapes given) or dtype does not match.
+        """
+        ctx = ctx_or_device(ctx, device, "load_dict")
+        loaded = param_dict
+        source = f"file '{_filename}'" if _filename else "param_dict"
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return
@@ -295,7 +316,7 @@ class Block:
             # Names without structure: saved by ParameterDict.save (full names minus
             # this block's prefix), as MXNet's legacy format.
             self.collect_params().load_dict(loaded, ctx, allow_missing, ignore_extra,
-                                            self.prefix, filename, cast_dtype, dtype_source)
+                                            self.prefix, _filename, cast_dtype, dtype_source)
             return
         if not allow_missing:
             names_of = defaultdict(list)
@@ -304,20 +325,25 @@ class Block:
             for name, param in params.items():
                 if not any(n in loaded for n in names_of[id(param)]):
                     raise ValueError(
-                        f"Parameter '{name}' is missing in file '{filename}', which contains "
+                        f"Parameter '{name}' is missing in {source}, which contains "
                         f"parameters: {_brief_print_list(loaded.keys())}. Set "
                         "allow_missing=True to ignore missing parameters.")
         for name, value in loaded.items():
             if name not in params:
                 if not ignore_extra:
                     raise ValueError(
-                        f"Parameter '{name}' loaded from file '{filename}' is not present in "
+                        f"Parameter '{name}' loaded from {source} is not present in "
                         f"this {type(self).__name__}, which contains parameters "
                         f"{_brief_print_list(params.keys())}. Set ignore_extra=True to "
                         "ignore.")
                 continue
             params[name]._load_init(value, ctx, cast_dtype=cast_dtype,
                                     dtype_source=dtype_source, name=name)
+
+    def setattr(self, name: str, value) -> None:
+        """Set attribute ``name`` of every parameter (descendants' included) to ``value``,
+        e.g. ``net.setattr('grad_req', 'null')`` to freeze a network (MXNet 2.0)."""
+        self.collect_params().setattr(name, value)
 
     def save_params(self, filename: str) -> None:
         """Deprecated: use :meth:`save_parameters`."""

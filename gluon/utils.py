@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import numpy
 
-from core import autograd, nd
-from core.context import Context, as_context
+from core import autograd, nd, parallel
+from core.context import Context
 from core.ndarray import NDArray
 
 __all__ = ["HookHandle", "clip_global_norm", "shape_is_known", "split_and_load", "split_data"]
@@ -114,18 +114,7 @@ def split_and_load(data, ctx_list: Sequence[Context] | Context | None = None,
         raise TypeError(f"split_and_load: give the devices once, as ctx_list (or "
                         f"positionally), device or device_list; got "
                         f"{', '.join(given) or 'none'}")
-    ctx_list = next(iter(given.values()))
-    if isinstance(ctx_list, (Context, str)):
-        ctx_list = [ctx_list]
-    ctx_list = [as_context(c) for c in ctx_list]
-    if not ctx_list:
-        raise ValueError("split_and_load: ctx_list is empty; give at least one context")
-    if not isinstance(data, NDArray):
-        data = nd.array(data, ctx=ctx_list[0])
-    if len(ctx_list) == 1:
-        return [data.as_in_context(ctx_list[0])]
-    slices = split_data(data, len(ctx_list), batch_axis, even_split)
-    return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
+    return parallel.split_batch(data, next(iter(given.values())), batch_axis, even_split)
 
 
 def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,

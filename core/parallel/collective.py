@@ -77,8 +77,8 @@ def split_batch(data, ctx_list: Sequence[Context], batch_axis: int = 0,
     axis = batch_axis % ndim
     size = data.shape[axis]
     if even_split and size % n:
-        raise ValueError(f"split_batch: data of shape {tuple(data.shape)} cannot be split "
-                         f"evenly into {n} slices along axis {batch_axis}; use a batch size "
+        raise ValueError(f"split_batch: data of shape {tuple(data.shape)} cannot be "
+                         f"evenly split into {n} slices along axis {batch_axis}; use a batch size "
                          f"that is a multiple of {n}, or even_split=False")
     if size < n:
         raise ValueError(f"split_batch: {n} slices of data of shape {tuple(data.shape)} "
