@@ -179,6 +179,14 @@ def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=
                          "parameters")
     if priorities is None:
         priorities = [-i for i in range(len(grads))]
+    if kvstore is not None and "dist" in kvstore.type:
+        # Collectives run in call order anyway: one call, one all-reduce per dtype.
+        todo = [(k, list(g), list(o)) for k, g, o in zip(_keys(keys, len(grads)), grads, outs)
+                if len(g)]
+        if todo:
+            ks, gs, os_ = zip(*todo)
+            kvstore.pushpull(list(ks), list(gs), out=list(os_))
+        return
     for key, prio, g, o in zip(_keys(keys, len(grads)), priorities, grads, outs):
         g, o = list(g), list(o)
         if not g:
