@@ -20,6 +20,15 @@ def _nan_fill(a, value):
     return _F.where(_F.isnan(a), value, a).astype(a.dtype, copy=False)
 
 
+def _nan_reduce(reduce, fill, a, axis, keepdims):
+    """``reduce`` with NaN entries replaced by ``fill``; NaN where a slice is all NaN."""
+    res = reduce(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
+    if res.dtype.kind != "f":
+        return res
+    allnan = _F.all(_F.isnan(_arr(a)), axis=axis, keepdims=keepdims)
+    return _F.where(allnan, _numpy.nan, res).astype(res.dtype, copy=False)
+
+
 def nanmax(a, axis=None, keepdims: bool = False):
     """The maximum ignoring NaN (NaN where a slice is all NaN).
 
@@ -28,11 +37,7 @@ def nanmax(a, axis=None, keepdims: bool = False):
         >>> float(np.nanmax(np.array([1.0, np.nan, 3.0])))
         3.0
     """
-    res = _F.max(_nan_fill(a, -_numpy.inf), axis=axis, keepdims=keepdims)
-    if res.dtype.kind != "f":
-        return res
-    allnan = _F.all(_F.isnan(_arr(a)), axis=axis, keepdims=keepdims)
-    return _F.where(allnan, _numpy.nan, res).astype(res.dtype, copy=False)
+    return _nan_reduce(_F.max, -_numpy.inf, a, axis, keepdims)
 
 
 def nanmin(a, axis=None, keepdims: bool = False):
@@ -43,11 +48,7 @@ def nanmin(a, axis=None, keepdims: bool = False):
         >>> float(np.nanmin(np.array([1.0, np.nan, 3.0])))
         1.0
     """
-    res = _F.min(_nan_fill(a, _numpy.inf), axis=axis, keepdims=keepdims)
-    if res.dtype.kind != "f":
-        return res
-    allnan = _F.all(_F.isnan(_arr(a)), axis=axis, keepdims=keepdims)
-    return _F.where(allnan, _numpy.nan, res).astype(res.dtype, copy=False)
+    return _nan_reduce(_F.min, _numpy.inf, a, axis, keepdims)
 
 
 def ptp(a, axis=None, keepdims: bool = False):

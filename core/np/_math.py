@@ -18,6 +18,14 @@ def _flat(a):
     return _F.reshape(a, newshape=(-1,), mx_codes=False)
 
 
+def _into(res, out):
+    """``res``, or ``res`` written into ``out`` (then ``out``) when ``out`` is given."""
+    if out is None:
+        return res
+    out[...] = res
+    return out
+
+
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """The sum along the ``offset`` diagonal.
 
@@ -26,11 +34,8 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
         >>> float(np.trace(np.arange(4.0).reshape(2, 2)))
         3.0
     """
-    res = _F.sum(_F.diag(a, k=offset, axis1=axis1, axis2=axis2), axis=-1, dtype=dtype)
-    if out is not None:
-        out[...] = res
-        return out
-    return res
+    return _into(_F.sum(_F.diag(a, k=offset, axis1=axis1, axis2=axis2), axis=-1, dtype=dtype),
+                 out)
 
 
 def vdot(a, b):
@@ -221,11 +226,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=None, interpolation="lin
         >>> float(np.quantile(np.array([1.0, 2.0, 3.0, 4.0]), 0.5))
         2.5
     """
-    res = _quantile("quantile", a, q, axis, interpolation, keepdims)
-    if out is not None:
-        out[...] = res
-        return out
-    return res
+    return _into(_quantile("quantile", a, q, axis, interpolation, keepdims), out)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
@@ -285,10 +286,7 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
     lo = float(info.min) if neginf is None else neginf
     res = _F.where(_F.isnan(x), nan, x)
     res = _F.where(_F.isinf(res), _F.where(res > 0, hi, lo), res).astype(x.dtype, copy=False)
-    if not copy:
-        x[...] = res
-        return x
-    return res
+    return _into(res, None if copy else x)
 
 
 def fmod(x1, x2):

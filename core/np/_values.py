@@ -145,6 +145,11 @@ def unravel_index(indices, shape, order: str = "C") -> tuple:
     return tuple(_back(_numpy.asarray(r, _numpy.int64), indices) for r in res)
 
 
+def _tri_indices(fn, n, k, m, ctx, device) -> tuple:
+    dev = as_context(ctx if ctx is not None else device)
+    return tuple(_back(i.astype(_numpy.int64), None, dev) for i in fn(n, k, m))
+
+
 def tril_indices(n: int, k: int = 0, m=None, ctx=None, device=None) -> tuple:
     """The row and column indices of the lower triangle of an ``n x m`` array.
 
@@ -153,20 +158,12 @@ def tril_indices(n: int, k: int = 0, m=None, ctx=None, device=None) -> tuple:
         >>> [i.tolist() for i in np.tril_indices(2)]
         [[0, 1, 1], [0, 0, 1]]
     """
-    dev = as_context(ctx if ctx is not None else device)
-    return tuple(_back(i.astype(_numpy.int64), None, dev) for i in _numpy.tril_indices(n, k, m))
+    return _tri_indices(_numpy.tril_indices, n, k, m, ctx, device)
 
 
 def triu_indices(n: int, k: int = 0, m=None, ctx=None, device=None) -> tuple:
-    """The row and column indices of the upper triangle of an ``n x m`` array.
-
-    Example:
-        >>> from core import np
-        >>> [i.tolist() for i in np.triu_indices(2)]
-        [[0, 0, 1], [0, 1, 1]]
-    """
-    dev = as_context(ctx if ctx is not None else device)
-    return tuple(_back(i.astype(_numpy.int64), None, dev) for i in _numpy.triu_indices(n, k, m))
+    """The row and column indices of the upper triangle (see :func:`tril_indices`)."""
+    return _tri_indices(_numpy.triu_indices, n, k, m, ctx, device)
 
 
 def triu_indices_from(arr, k: int = 0) -> tuple:
