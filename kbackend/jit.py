@@ -40,17 +40,29 @@ class CompiledSteps:
         self.cache: dict = {}
         self.failed: str | None = None
 
-    def run(self, kind: str, x, y=None, sample_weight=None):
-        """``(y_pred, loss)`` for ``kind`` ``'train'``/``'test'`` (``loss`` None for
-        ``'predict'``), from the compiled graph; None when the step must run eagerly."""
-        if self.failed is not None:
-            return None
+    def _key(self, kind: str, x, y, sample_weight) -> tuple:
+        """The cache key of a step's signature, and its inputs as tensors."""
         leaves = tree.flatten((x, y, sample_weight))
         arrays = [None if v is None else convert_to_tensor(v) for v in leaves]
         key = (kind, _structure_key((x, y, sample_weight)),
                tuple(None if a is None else (a.shape, a.dtype) for a in arrays),
                tuple(id(v) for v in self.model.variables),
                len(self.model.metrics_variables))
+        return key, arrays
+
+    def ready(self, kind: str, x, y=None, sample_weight=None) -> bool:
+        """Whether :meth:`run` on this signature would run an already compiled graph
+        (not warm up eagerly, not trace, not fall back)."""
+        if self.failed is not None:
+            return False
+        return isinstance(self.cache.get(self._key(kind, x, y, sample_weight)[0]), tuple)
+
+    def run(self, kind: str, x, y=None, sample_weight=None):
+        """``(y_pred, loss)`` for ``kind`` ``'train'``/``'test'`` (``loss`` None for
+        ``'predict'``), from the compiled graph; None when the step must run eagerly."""
+        if self.failed is not None:
+            return None
+        key, arrays = self._key(kind, x, y, sample_weight)
         entry = self.cache.get(key)
         if entry is None:
             # The first step of a signature runs eagerly: it builds whatever Keras

@@ -62,8 +62,13 @@ import numpy as np, keras
 model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
 model.compile("sgd", "mse")
 assert model.jit_compile is True
-model.fit(np.ones((4, 2)), np.ones((4, 1)), verbose=0)
-assert model._kbackend_compiled.failed is None
+x, y = np.ones((4, 2), "float32"), np.ones((4, 1), "float32")
+model.fit(x, y, verbose=0)
+steps = model._kbackend_compiled
+assert not steps.ready("train", x, y)  # one batch: warmed up only
+model.fit(x, y, batch_size=2, verbose=0)  # second batch traces
+assert steps.failed is None and steps.ready("train", x[:2], y[:2])
+assert not steps.ready("train", x[:3], y[:3])  # another signature
 model.compile("sgd", "mse", run_eagerly=True)
 model.fit(np.ones((4, 2)), np.ones((4, 1)), verbose=0)
 print("ok")
