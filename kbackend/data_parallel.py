@@ -7,16 +7,18 @@ or ``with distribution.scope():``), the built-in train, test and predict steps o
 1. The batch of ``n`` samples is split along axis 0 over this process' devices of
    the mesh (``core.parallel.split_batch``; uneven batches give the first devices one
    sample more, and a batch smaller than the number of devices uses the first ``n``).
-2. Each replica runs the model on its slice on its own device: every Variable of the
-   model (and of its metrics) is swapped for a per-device copy of its value while the
-   replica runs, eagerly or through its own compiled program under ``jit_compile``
-   (one :class:`kbackend.jit.CompiledSteps` per device).
+2. Each replica runs the model on its slice on its own device, with its own copy of
+   every Variable of the model (and of its metrics), eagerly or through its own
+   compiled program under ``jit_compile`` (one :class:`kbackend.jit.CompiledSteps`
+   per device).
 3. Replica ``i``'s loss, a mean over its ``n_i`` samples, is scaled by ``n_i / N``
-   (``N``: the global batch, all processes); the gradients are summed
-   (``core.parallel.allreduce_grads``: over the devices, then across processes by
-   the ``dist_sync`` store after ``keras.distribution.initialize()``), which is the
-   gradient of the mean loss over the whole batch. The optimizer applies it once to
-   the Variables, and the replicas copy the new values at the next step.
+   (``N``: the global batch, all processes); backward and the gradients' sum run
+   through ``core.parallel.forward_backward``: each Variable's gradient is summed over
+   the devices (and across processes by the ``dist_sync`` store after
+   ``keras.distribution.initialize()``) on the engine's communication worker as soon
+   as it is final on every replica, the first layers first. That is the gradient of
+   the mean loss over the whole batch; the optimizer applies it once to the
+   Variables, and the replicas copy the new values at the next step.
 4. State the replicas changed is merged into the Variables: float non-trainable
    state (BatchNormalization's moving statistics) by the ``n_i / N``-weighted mean of
    the replicas' changes, integer state (seed generators) from the first replica,
@@ -30,8 +32,25 @@ slices' variances), and Dropout draws each replica's mask from its own stream (s
 generator state offset by the replica's index). Losses are assumed to be means over
 the batch (Keras' default reduction); a loss normalized by a data-dependent count (a
 masked sequence loss divides by the unmasked steps) is weighted by samples, not by
-that count. The replicas run one after the other in the calling thread: Keras keeps
-per-thread state (dtype policy, scopes) that engine worker threads would not see.
+that count.
+
+Where the replicas run: a training step runs them concurrently, one piece of engine
+work per device on that device's worker thread; each runs under a
+``keras.StatelessScope`` that maps the Variables to its copies (Keras' own mechanism
+for per-call values: assignments land in the scope), with the calling thread's Keras
+global state installed for its duration (:func:`keras_state`: dtype policy,
+distribution, autocast and name scopes are per-thread in Keras). Under ``jit_compile``
+a replica's compiled program is one node on the tape, so its gradients are final only
+at its end: the replicas still overlap each other, and the all-reduces start when the
+slowest replica finishes, in priority order. These steps run in turn in the calling
+thread instead, with the Variables' arrays swapped per replica (the gradient sums are
+the same, pushed in the same order): the first training step (it builds what Keras
+creates lazily), under ``jit_compile`` the warm-up and trace steps of each input
+signature (tracing reads the Variables' own arrays), every step of a model whose
+layers call ``add_loss`` (that bookkeeping lives on the layers), test and predict
+steps, and every step once ``ReplicatedSteps.sequential_reason`` is set to a reason
+(``model._kbackend_replicated``; ``step_reason`` says why the last step ran in turn).
+On CPU the replicas share the interpreter lock, so concurrency gains little there.
 
 In several processes, the logged loss and metrics are this process' (its data); the
 weights are the same in every process (process 0's are broadcast at the first step).
@@ -44,10 +63,12 @@ Example:
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from keras.src import tree
 from keras.src.backend.common import global_state
+from keras.src.backend.common.stateless_scope import StatelessScope
 from keras.src.trainers.data_adapters import data_adapter_utils
 
 from core import autograd as _autograd
@@ -58,7 +79,7 @@ from core.ndarray import NDArray
 
 from . import distribution_lib
 from .core import convert_to_tensor
-from .jit import CompiledSteps, compiled_steps, forward_and_loss
+from .jit import CompiledSteps, _structure_key, compiled_steps, forward_and_loss
 
 _SEED_STATE = "seed_generator_state"
 _SEED_STRIDE = 7919  # replica i's seed generators draw from seed + i * _SEED_STRIDE
@@ -67,6 +88,50 @@ _SEED_STRIDE = 7919  # replica i's seed generators draw from seed + i * _SEED_ST
 def slice_weights(sizes, total: int) -> list:
     """Each replica's share ``n_i / total`` of the global batch."""
     return [n / total for n in sizes]
+
+
+def capture_keras_state() -> tuple:
+    """This thread's Keras global state (``keras.src.backend.common.global_state``:
+    dtype policy, distribution, autocast and name scopes, ...), to install in another
+    thread with :func:`keras_state`. Lists (scope stacks) are copied: each thread
+    pushes and pops its own."""
+    def grab(tracker):
+        return {k: list(v) if isinstance(v, list) else v for k, v in vars(tracker).items()}
+
+    return (grab(global_state.GLOBAL_STATE_TRACKER),
+            grab(global_state.GLOBAL_SETTINGS_TRACKER))
+
+
+@contextmanager
+def keras_state(captured: tuple):
+    """Scope in which this thread's Keras global state is ``captured`` (from
+    :func:`capture_keras_state`, with fresh copies of its lists); the thread's own
+    state comes back at the end.
+
+    Example:
+        >>> import threading
+        >>> from keras.src.backend.common import global_state
+        >>> global_state.set_global_attribute("kbackend_doc", 1)
+        >>> state, seen = capture_keras_state(), []
+        >>> def work():
+        ...     with keras_state(state):
+        ...         seen.append(global_state.get_global_attribute("kbackend_doc"))
+        ...     seen.append(global_state.get_global_attribute("kbackend_doc"))
+        >>> t = threading.Thread(target=work); t.start(); t.join()
+        >>> seen
+        [1, None]
+    """
+    trackers = (global_state.GLOBAL_STATE_TRACKER, global_state.GLOBAL_SETTINGS_TRACKER)
+    saved = [dict(vars(t)) for t in trackers]
+    for t, values in zip(trackers, captured):
+        vars(t).clear()
+        vars(t).update({k: list(v) if isinstance(v, list) else v for k, v in values.items()})
+    try:
+        yield
+    finally:
+        for t, values in zip(trackers, saved):
+            vars(t).clear()
+            vars(t).update(values)
 
 
 def _distribution():
@@ -128,6 +193,12 @@ class ReplicatedSteps:
         self.buffers: dict = {}
         self.compiled: dict = {}
         self.synced = False
+        self.warmed: set = set()  # the step kinds that have run once
+        # why every later training step runs its replicas in turn (None: it need not);
+        # set it to a string to force the sequential path
+        self.sequential_reason: str | None = None
+        self.step_reason: str | None = None  # why the last step ran in turn, if it did
+        self.last_path: str | None = None  # 'engine' or 'in turn'
 
     # ------------------------------------------------------------------ state
     def _state_variables(self):
@@ -214,26 +285,20 @@ class ReplicatedSteps:
         parts = _split((x, y, sample_weight), contexts)
         sizes = [_batch_size(p[0]) for p in parts]
         weights = slice_weights(sizes, self._global_batch(n) if training else n)
-        trainable = list(model.trainable_weights)
-        trainable_ids = {id(v) for v in trainable}
+        trainable = list(model.trainable_weights) if training else []
+        trainable_ids = {id(v) for v in model.trainable_weights}
         masters = {id(v): v._value for v in variables}
-        results, grads, after = [], [], []
-        for r, (ctx, (xr, yr, swr)) in enumerate(zip(contexts, parts)):
-            values = {id(v): self._replica_value(v, r, ctx, id(v) in trainable_ids)
-                      for v in variables}
-            try:
-                for v in variables:
-                    v._value = values[id(v)]
-                with ctx:
-                    results.append(self._replica(kind, ctx, xr, yr, swr, trainable,
-                                                 weights[r], grads))
-                after.append({id(v): v._value for v in variables})
-            finally:
-                for v in variables:
-                    v._value = masters[id(v)]
+        values = [{id(v): self._replica_value(v, r, ctx, id(v) in trainable_ids)
+                   for v in variables} for r, ctx in enumerate(contexts)]
+        self.last_path = self._path(kind, contexts, parts)
+        if self.last_path == "engine":
+            results, after, reduced = self._train(contexts, parts, variables, trainable,
+                                                  values, weights, None)
+        else:
+            results, after, reduced = self._in_turn(kind, contexts, parts, variables,
+                                                    trainable, values, weights, masters)
+        self.warmed.add(kind)
         with _autograd.pause():
-            if training and trainable:
-                reduced = self._allreduce(trainable, grads)
             self._merge(variables, masters, after, weights, trainable_ids, training)
             if training and trainable:
                 model.optimizer.apply(reduced, trainable)
@@ -247,39 +312,134 @@ class ReplicatedSteps:
             loss = sum(losses[1:], losses[0])
         return y_pred, loss
 
-    def _replica(self, kind, ctx, x, y, sample_weight, trainable, weight, grads):
+    def _path(self, kind, contexts, parts) -> str:
+        """``'engine'`` when this step runs its replicas concurrently on the engine's
+        device workers, else ``'in turn'`` (in the calling thread), with the reason in
+        :attr:`step_reason`."""
+        reason = None
         if kind != "train":
-            return self._outputs(ctx, kind, x, y, sample_weight)
-        from .trainer import _gradients, mark_trainable
+            reason = "test and predict steps run the replicas in turn (no gradients to overlap)"
+        elif self.sequential_reason is not None:
+            reason = self.sequential_reason
+        elif kind not in self.warmed:
+            reason = "the first step builds what Keras creates lazily (in the calling thread)"
+        elif any(getattr(layer, "_losses", None) for layer in self.model._flatten_layers()):
+            self.sequential_reason = reason = (
+                "layers add losses (add_loss): that bookkeeping lives on the layers, "
+                "shared by concurrent replicas")
+        elif not all(self._compiled_ready(ctx, kind, part)
+                     for ctx, part in zip(contexts, parts)):
+            reason = ("jit_compile: the step's programs are being built (warm-up or trace, "
+                      "which reads the Variables' own arrays)")
+        self.step_reason = reason
+        return "in turn" if reason else "engine"
 
-        marked = mark_trainable(trainable)
+    def _compiled_ready(self, ctx, kind, part) -> bool:
+        """True unless ``ctx``'s compiled steps would warm up or trace for ``part``."""
+        steps = self._compiled(ctx)
+        if steps is None or steps.failed is not None:
+            return True
+        ready = getattr(steps, "ready", None)  # requested from kbackend.jit
+        if ready is not None:
+            return bool(ready(kind, *part))
+        # CompiledSteps.run's cache key
+        leaves = tree.flatten(part)
+        arrays = [None if v is None else convert_to_tensor(v) for v in leaves]
+        key = (kind, _structure_key(part),
+               tuple(None if a is None else (a.shape, a.dtype) for a in arrays),
+               tuple(id(v) for v in self.model.variables),
+               len(self.model.metrics_variables))
+        return isinstance(steps.cache.get(key), tuple)
+
+    def _in_turn(self, kind, contexts, parts, variables, trainable, values, weights,
+                 masters):
+        """The replicas one after the other in the calling thread, each with the
+        Variables' arrays swapped for its own (``values[r]``)."""
+        after: list = [None] * len(contexts)
+
+        def swapped(r, ctx, part, work):
+            try:
+                for v in variables:
+                    v._value = values[r][id(v)]
+                with ctx:
+                    out = work(ctx, part)
+                after[r] = {id(v): v._value for v in variables}
+                return out
+            finally:
+                for v in variables:
+                    v._value = masters[id(v)]
+
+        if kind == "train" and trainable:
+            results, _, reduced = self._train(contexts, parts, variables, trainable, values,
+                                              weights, swapped)
+            return results, after, reduced
+        results = [swapped(r, ctx, part, lambda c, p: self._outputs(c, kind, *p))
+                   for r, (ctx, part) in enumerate(zip(contexts, parts))]
+        return results, after, None
+
+    def _train(self, contexts, parts, variables, trainable, values, weights, swapped):
+        """A training step through :func:`core.parallel.forward_backward`: each replica's
+        forward and backward, and each Variable's gradient all-reduce started as soon as
+        it is final on every replica (on the engine's communication worker, the first
+        layers first).
+
+        With ``swapped`` None the replicas run concurrently on their devices' engine
+        workers, each under a ``keras.StatelessScope`` that maps the Variables to its
+        arrays and with the caller's Keras thread state (:func:`keras_state`); else
+        in the calling thread through ``swapped`` (see :meth:`_in_turn`).
+
+        Returns:
+            ``(results, after, reduced)``: per replica ``(y_pred, loss)`` and (engine
+            path) the Variables' arrays after it; the summed gradients on the
+            Variables' devices.
+        """
+        from .trainer import _marked
+
         optimizer = self.model.optimizer
-        with _autograd.record():
-            y_pred, loss = self._outputs(ctx, kind, x, y, sample_weight)
-            scaled = optimizer.scale_loss(loss) if optimizer is not None else loss
-            scaled = scaled * weight
-        grads.append(_gradients(scaled, marked))
-        return y_pred, loss
+        marked = [[_marked(vals[id(v)]) for v in trainable] for vals in values]
+        results: list = [None] * len(contexts)
+        after: list = [None] * len(contexts)
+        state = capture_keras_state() if swapped is None else None
 
-    def _allreduce(self, trainable, grads) -> list:
-        """The summed gradients, on the Variables' device."""
-        per_param = [list(g) for g in zip(*grads)]
-        outs = []
-        for g, v in zip(per_param, trainable):
-            home = v._value.context
-            outs.append([g[0] if g[0].context == home else _cnp.zeros_like(v._value)])
-        if self.store is None:
-            _parallel.allreduce_grads(None, per_param, out=outs)
-        else:
+        def forward(r, ctx, part):
+            y_pred, loss = self._outputs(ctx, "train", *part)
+            results[r] = (y_pred, loss)
+            scaled = optimizer.scale_loss(loss) if optimizer is not None else loss
+            return scaled * weights[r]
+
+        def replica(r, ctx, part):
+            def in_turn(*_batch):
+                return swapped(r, ctx, part, lambda c, p: forward(r, c, p))
+
+            def on_worker(*_batch):
+                mapping = [(v, values[r][id(v)]) for v in variables]
+                with keras_state(state), StatelessScope(
+                        mapping, collect_losses=True, initialize_variables=False) as scope:
+                    out = forward(r, ctx, part)
+                after[r] = {id(v): scope.get_current_value(v) for v in variables}
+                return out
+
+            return on_worker if swapped is None else in_turn
+
+        keys = None
+        if self.store is not None:
             index = self._index
-            for v, g, o in zip(trainable, per_param, outs):
-                _through_store(
-                    lambda k, g1, o1: _parallel.allreduce_grads(self.store, [g1], [o1], [k]),
-                    f"kbackend/{index[id(v)]}", g, o)
-        reduced = [o[0] for o in outs]
-        for g in reduced:
-            _settle(g)
-        return reduced
+            keys = [f"kbackend/{index[id(v)]}" for v in trainable]
+        params = [list(reps) for reps in zip(*marked)]
+        step = _parallel.forward_backward(
+            [replica(r, ctx, part) for r, (ctx, part) in enumerate(zip(contexts, parts))],
+            [tuple(a for a in tree.flatten(part) if isinstance(a, NDArray)) for part in parts],
+            params, kvstore=self.store, keys=keys, inline=swapped is not None)
+        step.wait()
+        reduced = []
+        for i, v in enumerate(trainable):
+            home = v._value.context
+            if step.reduced[i] or any(step.fresh[i]):
+                g = params[i][0].grad
+                reduced.append(g if g.context == home else g.as_in_context(home))
+            else:  # no replica's loss depends on it (Keras: a zero gradient)
+                reduced.append(_cnp.zeros_like(v._value))
+        return results, after, reduced
 
     @property
     def _index(self) -> dict:

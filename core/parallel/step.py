@@ -74,10 +74,12 @@ class _Reducer:
     parameter's all-reduce when the last one reports (thread-safe: replicas report
     from their own workers)."""
 
-    def __init__(self, params, kvstore, keys, n_rep: int, overlap: bool, reduce: bool):
+    def __init__(self, params, kvstore, keys, n_rep: int, overlap: bool, reduce: bool,
+                 release: bool = True):
         self.kvstore = kvstore
         self.keys = keys
         self.overlap = overlap
+        self.release = release  # the replicas run as pushed work that holds the grads
         self.lock = threading.Lock()
         self.index: dict = {}
         self.grads: list = []
@@ -116,7 +118,8 @@ class _Reducer:
         def ready(leaf) -> None:
             where = index.get(id(leaf))
             if where is not None and where[1] == replica:
-                engine.release(grads[where[0]][replica])
+                if self.release:
+                    engine.release(grads[where[0]][replica])
                 self.report(where[0], replica, True)
 
         return ready
@@ -130,9 +133,11 @@ class _Reducer:
             if self.left[i] < 0:
                 return
             self.left[i] -= 1
-            push = self.left[i] == 0 and self.overlap
-        if push:
-            self.push(i)
+            if self.left[i] == 0 and self.overlap:
+                # pushed under the lock: the all-reduces are pushed in the order their
+                # gradients became final (a distributed store needs the same order on
+                # every worker; two replicas' threads must not swap two pushes)
+                self.push(i)
 
     def finish(self, r: int) -> None:
         """Replica ``r``'s backward is over: a parameter it did not report got no
@@ -141,7 +146,7 @@ class _Reducer:
 
         for i, grads in enumerate(self.grads):
             if not self.reported[i][r]:
-                if grads[r] is not None:
+                if grads[r] is not None and self.release:
                     engine.release(grads[r])
                 self.report(i, r, False)
 
@@ -172,7 +177,7 @@ class _Reducer:
 def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
                      params: Sequence[Sequence[NDArray]], *, kvstore=None, keys=None,
                      reduce: bool = True, overlap: bool = True,
-                     train_mode: bool = True) -> Step:
+                     train_mode: bool = True, inline: bool = False) -> Step:
     """One data-parallel forward and backward, with the gradients' all-reduce
     overlapping backward.
 
@@ -206,6 +211,11 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
         overlap: False starts the all-reduces only after every backward has finished
             (the same sums, for comparison).
         train_mode: the layers' mode during the forward pass.
+        inline: run the replicas one after the other in the calling thread (for
+            ``fn`` that must run there, e.g. one that swaps shared state per replica);
+            the all-reduces still run on the communication worker, pushed in the same
+            order as with concurrent replicas (during the last replica's backward),
+            and an error in ``fn`` propagates as it is.
 
     Returns:
         A :class:`Step`: the losses per replica, which gradients were fresh and which
@@ -254,10 +264,14 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
                              f"both on {ctx}; give each replica its own context")
         ctxs.append(ctx)
     keys = _keys(keys, len(params))
-    reducer = _Reducer(params, kvstore, keys, n_rep, overlap, reduce)
+    reducer = _Reducer(params, kvstore, keys, n_rep, overlap, reduce, release=not inline)
     losses: list = [None] * n_rep
+    if inline:
+        for r in range(n_rep):
+            _replica_work(fns[r], batches[r], r, ctxs[r], reducer, losses, train_mode,
+                          profiler)()
     tokens = []
-    for r in range(n_rep):
+    for r in range(0 if inline else n_rep):
         # the replica's work writes its gradients and releases each one (engine.release)
         # as soon as it is final, so that parameter's all-reduce need not wait for the
         # rest of backward

@@ -322,3 +322,50 @@ def test_fn_runs_with_its_replicas_context_and_list_of_fns():
     fns = [lambda x, y, r=r: calls.append(r) or _loss_fn(params, CTX2)(x, y) for r in (0, 1)]
     step = parallel.forward_backward(fns, _split(_batch(4), CTX2), params)
     assert sorted(calls) == [0, 1] and [v.context for v in step.losses] == CTX2
+
+
+@pytest.mark.multi_device
+def test_inline_runs_in_the_calling_thread_with_the_same_sums_and_order():
+    # inline=True: the replicas one after the other in the caller's thread (kbackend's
+    # Keras steps that swap shared state per replica); the same gradients, bitwise, and
+    # the all-reduces pushed in the same order as with concurrent replicas.
+    batch = _batch(seed=3)
+    fn_threads, order = [], {}
+    pushed = parallel.step._Reducer.push
+
+    def recording_push(self, i):
+        order.setdefault(id(self), []).append(i)
+        pushed(self, i)
+
+    def runs(params):
+        inner = _loss_fn(params, CTX2)
+
+        def fn(x, y):
+            fn_threads.append(threading.current_thread().name)
+            return inner(x, y)
+        return fn
+
+    parallel.step._Reducer.push = recording_push
+    try:
+        concurrent = _params(CTX2)
+        parallel.forward_backward(runs(concurrent), _split(batch, CTX2), concurrent).wait()
+        n_threaded = len(fn_threads)
+        inline = _params(CTX2)
+        step = parallel.forward_backward(runs(inline), _split(batch, CTX2), inline,
+                                         inline=True)
+        step.wait()
+    finally:
+        parallel.step._Reducer.push = pushed
+    assert fn_threads[n_threaded:] == [threading.current_thread().name] * 2
+    assert step.reduced == [True] * len(inline)
+    for a, b in zip(_grads(concurrent), _grads(inline)):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    first, second = order.values()
+    assert first == second == sorted(first, reverse=True)  # the last layers' first
+
+    def bad(x, y):
+        raise ArithmeticError("boom on purpose")
+
+    with pytest.raises(ArithmeticError, match="boom"):  # as it is, not an EngineError
+        parallel.forward_backward(bad, _split(batch, CTX2), _params(CTX2), inline=True)

@@ -212,3 +212,82 @@ def test_batchnorm_dropout_two_heads_and_errors():
     assert res["local"] == ["cpu(0)", "cpu(1)"]
     assert res["mesh"] == ["None", "None", "cpu(0)", "cpu(1)"]
     assert "belongs to process 0" in res["errors"][1]
+
+
+def test_replicas_run_on_the_engine_workers_and_equal_the_sequential_paths():
+    # After the first step (and, under jit_compile, the warm-up and trace steps), each
+    # training step runs the replicas on the engine's device workers (core.parallel.
+    # forward_backward) with the Variables' all-reduces on its communication worker;
+    # the weights equal those of the NaiveEngine (all in the calling thread) and of the
+    # replicas run in turn (ReplicatedSteps.sequential_reason set), bitwise.
+    res = _run("""
+        import threading
+        from core import engine, profiler
+        from kbackend import data_parallel as dp_mod
+
+        threads, paths = set(), []
+
+        class Spy(keras.layers.Layer):
+            def call(self, inputs, training=None):
+                if training:
+                    threads.add(threading.current_thread().name)
+                return inputs
+
+        original = dp_mod.ReplicatedSteps._path
+
+        def path(self, *args):
+            paths.append(original(self, *args))
+            return paths[-1]
+
+        dp_mod.ReplicatedSteps._path = path
+
+        def train(jit, mode=None):
+            keras.utils.set_random_seed(1)
+            with keras.distribution.DataParallel(devices=devices).scope():
+                m = keras.Sequential([keras.Input((5,)),
+                                      keras.layers.Dense(8, activation="relu"), Spy(),
+                                      keras.layers.Dense(3)])
+                m.compile("adam", loss, metrics=["accuracy"], jit_compile=jit)
+                m.train_on_batch(x[:16], y[:16])
+                if mode == "in turn":
+                    m._kbackend_replicated.sequential_reason = "the test asks for it"
+                with engine.naive() if mode == "naive" else contextlib.nullcontext():
+                    h = m.fit(x[:48], y[:48], batch_size=12, epochs=2, shuffle=False,
+                              verbose=0)
+            return m, h.history["loss"]
+
+        res = {}
+        for jit in (False, True):
+            threads.clear()
+            paths.clear()
+            profiler.set_state("run")
+            m, losses = train(jit)
+            profiler.set_state("stop")
+            run_paths, run_threads = paths[:], sorted(threads)
+            trace = json.loads(profiler.dumps(reset=True))["traceEvents"]
+            names = {e["tid"]: e["args"]["name"] for e in trace
+                     if e["ph"] == "M" and e["name"] == "thread_name"}
+            tracks = {}
+            for e in trace:
+                if e["ph"] == "X" and e["name"].split()[0] in ("forward_backward",
+                                                               "allreduce"):
+                    tracks.setdefault(e["name"].split()[0], set()).add(names[e["tid"]])
+            naive, naive_loss = train(jit, "naive")
+            in_turn, turn_loss = train(jit, "in turn")
+            res[str(jit)] = {
+                "threads": run_threads, "paths": run_paths,
+                "tracks": {k: sorted(v) for k, v in tracks.items()},
+                "naive": wdiff(m, naive), "in_turn": wdiff(m, in_turn),
+                "loss": [losses == naive_loss, losses == turn_loss]}
+        print(json.dumps(res))
+    """)
+    workers = ["engine:cpu(0)", "engine:cpu(1)", "engine:cpu(2)"]
+    for jit in ("False", "True"):
+        r = res[jit]
+        # fit's 8 steps: the engine path, but for the jit warm-up and trace steps
+        assert r["paths"].count("engine") == (8 if jit == "False" else 6), r
+        assert r["tracks"]["forward_backward"] == workers, r
+        assert r["tracks"]["allreduce"] == ["engine:comm"], r
+        assert r["naive"] == 0.0 and r["in_turn"] == 0.0 and r["loss"] == [True, True], r
+    # Eager layers ran on the device workers (and, in the first step, in the caller).
+    assert res["False"]["threads"] == ["MainThread", *workers], res
