@@ -79,7 +79,7 @@ from core.ndarray import NDArray
 
 from . import distribution_lib
 from .core import convert_to_tensor
-from .jit import CompiledSteps, _structure_key, compiled_steps, forward_and_loss
+from .jit import CompiledSteps, compiled_steps, forward_and_loss
 
 _SEED_STATE = "seed_generator_state"
 _SEED_STRIDE = 7919  # replica i's seed generators draw from seed + i * _SEED_STRIDE
@@ -337,19 +337,7 @@ class ReplicatedSteps:
     def _compiled_ready(self, ctx, kind, part) -> bool:
         """True unless ``ctx``'s compiled steps would warm up or trace for ``part``."""
         steps = self._compiled(ctx)
-        if steps is None or steps.failed is not None:
-            return True
-        ready = getattr(steps, "ready", None)  # requested from kbackend.jit
-        if ready is not None:
-            return bool(ready(kind, *part))
-        # CompiledSteps.run's cache key
-        leaves = tree.flatten(part)
-        arrays = [None if v is None else convert_to_tensor(v) for v in leaves]
-        key = (kind, _structure_key(part),
-               tuple(None if a is None else (a.shape, a.dtype) for a in arrays),
-               tuple(id(v) for v in self.model.variables),
-               len(self.model.metrics_variables))
-        return isinstance(steps.cache.get(key), tuple)
+        return steps is None or steps.failed is not None or steps.ready(kind, *part)
 
     def _in_turn(self, kind, contexts, parts, variables, trainable, values, weights,
                  masters):
