@@ -193,6 +193,7 @@ class ReplicatedSteps:
         self.buffers: dict = {}
         self.compiled: dict = {}
         self.synced = False
+        self.scalar_keys: set = set()  # the store keys of 0-d Variables' gradients
         self.warmed: set = set()  # the step kinds that have run once
         # why every later training step runs its replicas in turn (None: it need not);
         # set it to a string to force the sequential path
@@ -409,10 +410,7 @@ class ReplicatedSteps:
 
             return on_worker if swapped is None else in_turn
 
-        keys = None
-        if self.store is not None:
-            index = self._index
-            keys = [f"kbackend/{index[id(v)]}" for v in trainable]
+        keys = None if self.store is None else self._grad_keys(trainable)
         params = [list(reps) for reps in zip(*marked)]
         step = _parallel.forward_backward(
             [replica(r, ctx, part) for r, (ctx, part) in enumerate(zip(contexts, parts))],
@@ -428,6 +426,21 @@ class ReplicatedSteps:
             else:  # no replica's loss depends on it (Keras: a zero gradient)
                 reduced.append(_cnp.zeros_like(v._value))
         return results, after, reduced
+
+    def _grad_keys(self, trainable) -> list:
+        """The store keys of the Variables' gradients: the Variables' own keys, but for
+        a 0-d Variable, whose key holds shape (1,) (see :func:`_through_store`), its own
+        0-d key (initialized the first time, at the same step on every process)."""
+        index, keys = self._index, []
+        for v in trainable:
+            key = f"kbackend/{index[id(v)]}"
+            if v._value.ndim == 0:
+                key += "/grad"
+                if key not in self.scalar_keys:
+                    self.store.init(key, _cnp.zeros((), dtype=v._value.dtype, ctx=self.home))
+                    self.scalar_keys.add(key)
+            keys.append(key)
+        return keys
 
     @property
     def _index(self) -> dict:
