@@ -218,8 +218,9 @@ def test_replicas_run_on_the_engine_workers_and_equal_the_sequential_paths():
     # After the first step (and, under jit_compile, the warm-up and trace steps), each
     # training step runs the replicas on the engine's device workers (core.parallel.
     # forward_backward) with the Variables' all-reduces on its communication worker;
-    # the weights equal those of the NaiveEngine (all in the calling thread) and of the
-    # replicas run in turn (ReplicatedSteps.sequential_reason set), bitwise.
+    # the weights (BatchNormalization's moving statistics, Dropout's seed state too)
+    # equal those of the NaiveEngine (all in the calling thread) and of the replicas
+    # run in turn (ReplicatedSteps.sequential_reason set), bitwise.
     res = _run("""
         import threading
         from core import engine, profiler
@@ -246,6 +247,8 @@ def test_replicas_run_on_the_engine_workers_and_equal_the_sequential_paths():
             with keras.distribution.DataParallel(devices=devices).scope():
                 m = keras.Sequential([keras.Input((5,)),
                                       keras.layers.Dense(8, activation="relu"), Spy(),
+                                      keras.layers.BatchNormalization(momentum=0.5),
+                                      keras.layers.Dropout(0.3, seed=2),
                                       keras.layers.Dense(3)])
                 m.compile("adam", loss, metrics=["accuracy"], jit_compile=jit)
                 m.train_on_batch(x[:16], y[:16])
@@ -277,7 +280,10 @@ def test_replicas_run_on_the_engine_workers_and_equal_the_sequential_paths():
             res[str(jit)] = {
                 "threads": run_threads, "paths": run_paths,
                 "tracks": {k: sorted(v) for k, v in tracks.items()},
+                # weights and BatchNormalization's moving statistics
                 "naive": wdiff(m, naive), "in_turn": wdiff(m, in_turn),
+                "seed": [np.asarray(k.layers[3].seed_generator.state).tolist()
+                         for k in (m, naive, in_turn)],
                 "loss": [losses == naive_loss, losses == turn_loss]}
         print(json.dumps(res))
     """)
@@ -289,5 +295,6 @@ def test_replicas_run_on_the_engine_workers_and_equal_the_sequential_paths():
         assert r["tracks"]["forward_backward"] == workers, r
         assert r["tracks"]["allreduce"] == ["engine:comm"], r
         assert r["naive"] == 0.0 and r["in_turn"] == 0.0 and r["loss"] == [True, True], r
+        assert r["seed"][0] == r["seed"][1] == r["seed"][2], r
     # Eager layers ran on the device workers (and, in the first step, in the caller).
     assert res["False"]["threads"] == ["MainThread", *workers], res
