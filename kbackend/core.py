@@ -92,6 +92,11 @@ class Variable(KerasVariable):
     def _convert_to_tensor(self, value, dtype=None):
         return convert_to_tensor(value, dtype=dtype)
 
+    def __core_ndarray__(self):
+        # core operators given a Variable (``ndarray * variable``) use its value, so the
+        # result stays on the autograd tape as with ``variable * ndarray``.
+        return self.value
+
     def __array__(self, dtype=None, copy=None):
         # asnumpy() is already a copy, so any `copy` request is met.
         out = self.value.asnumpy()

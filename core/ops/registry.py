@@ -246,6 +246,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
         An NDArray, or a tuple of NDArrays for multi-output operators.
     """
     if _abstract_depth:
+        if any(hasattr(type(v), "__core_ndarray__") for v in inputs):
+            inputs = [_unwrap(v) for v in inputs]
         tracer = getattr(_abstract_tls, "tracer", None)
         if tracer is not None:
             out = tracer.record(op, inputs, attrs, ctx)
@@ -271,6 +273,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
             raw.append(x._data)
         else:
             if x is not None and not isinstance(x, _SCALARS):
+                if hasattr(type(x), "__core_ndarray__"):  # a wrapper (a Keras Variable)
+                    return invoke(op, [_unwrap(v) for v in inputs], attrs, ctx)
                 convert = True
             raw.append(x)
     if in_ctx is None:
@@ -462,6 +466,13 @@ def _abstract_out(op, aval, ctx):
     if not all(type(d) is int or isinstance(d, numbers.Integral) for d in shape):
         raise AbstractValueError(f"{op.name}: the output shape {shape} depends on values")
     return placeholder(shape, aval.dtype, ctx)
+
+
+def _unwrap(x):
+    """``x.__core_ndarray__()`` for objects that wrap an NDArray (the protocol that lets a
+    wrapper, such as kbackend's Keras Variable, take part in autograd as its array)."""
+    conv = getattr(type(x), "__core_ndarray__", None)
+    return x if conv is None else conv(x)
 
 
 def _to_array(op, xp, r):
