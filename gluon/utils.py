@@ -22,56 +22,9 @@ import numpy
 from core import autograd, nd, parallel
 from core.context import Context
 from core.ndarray import NDArray
+from core.parallel import split_data
 
 __all__ = ["HookHandle", "clip_global_norm", "shape_is_known", "split_and_load", "split_data"]
-
-
-def split_data(data: NDArray, num_slice: int, batch_axis: int = 0,
-               even_split: bool = True) -> list:
-    """Split an NDArray into ``num_slice`` slices along ``batch_axis``.
-
-    Args:
-        data: the array to split.
-        num_slice: the number of slices.
-        batch_axis: the axis to split along.
-        even_split: require the axis length to be a multiple of ``num_slice``; with
-            False, the first slices get one element more.
-
-    Returns:
-        A list of ``num_slice`` NDArrays (on ``data``'s context).
-
-    Raises:
-        ValueError: when the data cannot be split as asked.
-
-    Example:
-        >>> from core import nd
-        >>> from gluon.utils import split_data
-        >>> [s.shape for s in split_data(nd.zeros((5, 2)), 2, even_split=False)]
-        [(3, 2), (2, 2)]
-    """
-    if not isinstance(num_slice, int) or num_slice < 1:
-        raise ValueError(f"split_data: num_slice must be a positive int, got {num_slice!r}")
-    ndim = len(data.shape)
-    if not -ndim <= batch_axis < ndim:
-        raise ValueError(f"split_data: batch_axis={batch_axis} is out of range for data of "
-                         f"shape {tuple(data.shape)}")
-    axis = batch_axis % ndim
-    size = data.shape[axis]
-    if even_split and size % num_slice != 0:
-        raise ValueError(
-            f"data with shape {tuple(data.shape)} cannot be evenly split into {num_slice} "
-            f"slices along axis {batch_axis}. Use a batch size that's multiple of "
-            f"{num_slice} or set even_split=False to allow uneven partitioning of data.")
-    if size < num_slice:
-        raise ValueError(f"Too many slices for data with shape {tuple(data.shape)}. Arguments "
-                         f"are num_slice={num_slice} and batch_axis={batch_axis}.")
-    step, extras = divmod(size, num_slice)
-    sizes = [step + 1] * extras + [step] * (num_slice - extras)
-    bounds = [0, *itertools.accumulate(sizes)]
-    if num_slice == 1:
-        return [data]
-    lead = (slice(None),) * axis
-    return [data[(*lead, slice(bounds[i], bounds[i + 1]))] for i in range(num_slice)]
 
 
 def split_and_load(data, ctx_list: Sequence[Context] | Context | None = None,

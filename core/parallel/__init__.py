@@ -31,10 +31,11 @@ from .collective import (
     pushpull_update,
     save_states,
     split_batch,
+    split_data,
     update_replicas,
 )
 from .step import Step, forward_backward
 
 __all__ = ["Step", "allreduce_grads", "broadcast_params", "create_kvstore",
            "forward_backward", "load_states", "pushpull_update", "save_states",
-           "split_batch", "update_replicas"]
+           "split_batch", "split_data", "update_replicas"]

@@ -19,6 +19,7 @@ Example:
 """
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 
@@ -29,7 +30,56 @@ from ..kvstore.comm import copy_to_all, reduce_sum
 from ..ndarray import NDArray
 
 __all__ = ["allreduce_grads", "broadcast_params", "create_kvstore", "load_states",
-           "pushpull_update", "save_states", "split_batch", "update_replicas"]
+           "pushpull_update", "save_states", "split_batch", "split_data", "update_replicas"]
+
+
+def split_data(data: NDArray, num_slice: int, batch_axis: int = 0,
+               even_split: bool = True) -> list:
+    """Split an NDArray into ``num_slice`` slices along ``batch_axis`` (MXNet's
+    ``gluon.utils.split_data``).
+
+    Args:
+        data: the array to split.
+        num_slice: the number of slices.
+        batch_axis: the axis to split along.
+        even_split: require the axis length to be a multiple of ``num_slice``; with
+            False, the first slices get one element more.
+
+    Returns:
+        A list of ``num_slice`` NDArrays (on ``data``'s context).
+
+    Raises:
+        ValueError: when the data cannot be split as asked.
+
+    Example:
+        >>> from core import nd
+        >>> from core.parallel import split_data
+        >>> [s.shape for s in split_data(nd.zeros((5, 2)), 2, even_split=False)]
+        [(3, 2), (2, 2)]
+    """
+    if not isinstance(num_slice, int) or num_slice < 1:
+        raise ValueError(f"split_data: num_slice must be a positive int, got {num_slice!r}")
+    ndim = len(data.shape)
+    if not -ndim <= batch_axis < ndim:
+        raise ValueError(f"split_data: batch_axis={batch_axis} is out of range for data of "
+                         f"shape {tuple(data.shape)}")
+    axis = batch_axis % ndim
+    size = data.shape[axis]
+    if even_split and size % num_slice != 0:
+        raise ValueError(
+            f"data with shape {tuple(data.shape)} cannot be evenly split into {num_slice} "
+            f"slices along axis {batch_axis}. Use a batch size that's multiple of "
+            f"{num_slice} or set even_split=False to allow uneven partitioning of data.")
+    if size < num_slice:
+        raise ValueError(f"Too many slices for data with shape {tuple(data.shape)}. Arguments "
+                         f"are num_slice={num_slice} and batch_axis={batch_axis}.")
+    step, extras = divmod(size, num_slice)
+    sizes = [step + 1] * extras + [step] * (num_slice - extras)
+    bounds = [0, *itertools.accumulate(sizes)]
+    if num_slice == 1:
+        return [data]
+    lead = (slice(None),) * axis
+    return [data[(*lead, slice(bounds[i], bounds[i + 1]))] for i in range(num_slice)]
 
 
 def split_batch(data, ctx_list: Sequence[Context], batch_axis: int = 0,
@@ -70,27 +120,8 @@ def split_batch(data, ctx_list: Sequence[Context], batch_axis: int = 0,
     n = len(ctx_list)
     if n == 1:
         return [data.as_in_context(ctx_list[0])]
-    ndim = data.ndim
-    if not -ndim <= batch_axis < ndim:
-        raise ValueError(f"split_batch: batch_axis={batch_axis} is out of range for data of "
-                         f"shape {tuple(data.shape)}")
-    axis = batch_axis % ndim
-    size = data.shape[axis]
-    if even_split and size % n:
-        raise ValueError(f"split_batch: data of shape {tuple(data.shape)} cannot be "
-                         f"evenly split into {n} slices along axis {batch_axis}; use a batch size "
-                         f"that is a multiple of {n}, or even_split=False")
-    if size < n:
-        raise ValueError(f"split_batch: {n} slices of data of shape {tuple(data.shape)} "
-                         f"along axis {batch_axis} would leave some empty")
-    step, extra = divmod(size, n)
-    out, start = [], 0
-    lead = (slice(None),) * axis
-    for i, ctx in enumerate(ctx_list):
-        stop = start + step + (1 if i < extra else 0)
-        out.append(data[(*lead, slice(start, stop))].as_in_context(ctx))
-        start = stop
-    return out
+    return [s.as_in_context(c) for s, c in zip(split_data(data, n, batch_axis, even_split),
+                                                ctx_list)]
 
 
 def create_kvstore(kvstore, num_devices: int, update_on_kvstore: bool | None = None):
