@@ -331,6 +331,7 @@ class Optimizer:
             for i, w, g, s in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, s)
             return
+        _settle(weight, grad)  # also for custom update()s that read raw buffers
         if self.multi_precision and weight.dtype in _LOW_PRECISION \
                 and _is_mp_state(state, weight, self._state_first):
             inner, master = state if self._state_first else state[::-1]
@@ -410,10 +411,16 @@ def raw(opt, weight, grad):
     if grad.shape != weight.shape:
         raise ValueError(f"{type(opt).__name__}.update: gradient shape {grad.shape} does not "
                          f"match weight shape {weight.shape}")
-    if weight._var is not None or grad._var is not None:  # pending engine work (all-reduce)
+    _settle(weight, grad)
+    return weight._data, grad._data
+
+
+def _settle(weight: NDArray, grad: NDArray) -> None:
+    """Wait for pending engine work (an all-reduce of ``grad``, a read of ``weight``)
+    before an update touches their raw buffers."""
+    if weight._var is not None or grad._var is not None:
         engine.wait_to_write(weight)
         engine.wait_to_read(grad)
-    return weight._data, grad._data
 
 
 def _new_like(a: NDArray, dtype=None, copy: bool = False) -> NDArray:

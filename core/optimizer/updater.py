@@ -20,6 +20,7 @@ import numpy
 from ..context import Context, num_gpus
 from ..dtypes import bfloat16
 from ..ndarray import NDArray
+from .optimizer import _settle
 
 __all__ = ["Updater", "get_updater"]
 
@@ -75,6 +76,7 @@ class Updater:
             if isinstance(idx, bytes):
                 idx = indices[i] = idx.decode()
             if idx not in self.states:
+                _settle(weights[i], grads[i])  # the new state may copy the weight's buffer
                 self.states[idx] = opt.create_state_multi_precision(idx, weights[i])
                 self.states_synced[idx] = True
             elif not self.states_synced[idx]:

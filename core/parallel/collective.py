@@ -252,7 +252,8 @@ def update_replicas(updaters: Sequence, grads: Sequence[Sequence[NDArray]],
     """Update every replica with its own updater: ``updaters[r]`` gets, in one call,
     the keys, the gradients and the weights of context ``r`` (after
     :func:`allreduce_grads`, the same summed gradient on every context). Pending
-    engine work on the gradients (an all-reduce) and weights finishes first.
+    engine work on the gradients (an all-reduce) and weights finishes first (the
+    optimizers wait for it: ``Optimizer.update_multi_precision``).
 
     Args:
         updaters: one ``core.optimizer.Updater`` per context.
@@ -274,8 +275,6 @@ def update_replicas(updaters: Sequence, grads: Sequence[Sequence[NDArray]],
         >>> w[1].asnumpy().tolist()
         [0.5, 0.5]
     """
-    from .. import engine
-
     grads, weights = list(grads), list(weights)
     keys = _keys(keys, len(grads))
     n = len(updaters)
@@ -286,10 +285,6 @@ def update_replicas(updaters: Sequence, grads: Sequence[Sequence[NDArray]],
             raise ValueError(f"update_replicas: parameter {key!r} has {len(w)} weight and "
                              f"{len(g)} gradient replicas for {n} updaters (one per context)")
         for (idx, gs, ws), gr, wr in zip(per_ctx, g, w):
-            # the updaters read raw buffers: pending all-reduces (and reads of the
-            # weights) finish first
-            engine.wait_to_read(gr)
-            engine.wait_to_write(wr)
             idx.append(key)
             gs.append(gr)
             ws.append(wr)

@@ -369,3 +369,23 @@ def test_inline_runs_in_the_calling_thread_with_the_same_sums_and_order():
 
     with pytest.raises(ArithmeticError, match="boom"):  # as it is, not an EngineError
         parallel.forward_backward(bad, _split(batch, CTX2), _params(CTX2), inline=True)
+
+
+@pytest.mark.parametrize("dtype, multi_precision", [("float32", False), ("float16", True)])
+def test_updates_wait_for_pushed_writes_of_the_gradients(dtype, multi_precision):
+    sgd = optimizer.SGD(learning_rate=1.0, multi_precision=multi_precision)
+    ups = [optimizer.get_updater(sgd) for _ in CTX2]
+    w = [nd.ones((3,), ctx=c, dtype=dtype) for c in CTX2]
+    g = [nd.zeros((3,), ctx=c, dtype=dtype) for c in CTX2]
+
+    def slow_write(arr):
+        def fn():
+            time.sleep(0.1)
+            arr[:] = 0.5
+        return fn
+
+    for gr in g:  # an all-reduce still writing the gradients when the update starts
+        engine.push(slow_write(gr), write_vars=[gr], ctx=engine.COMM, name="slow_allreduce")
+    parallel.update_replicas(ups, [g], [w])
+    for wr in w:
+        np.testing.assert_array_equal(wr.asnumpy(), np.full(3, 0.5, dtype))
