@@ -178,9 +178,7 @@ class NDArray(NumpyMethods):
         """
         if self._var is not None:
             _engine._wait_read(self, "wait_to_read")
-        if self._ctx.device_type != "cpu":
-            with self._ctx.device_guard():
-                self._ctx.xp.cuda.get_current_stream().synchronize()
+        self._sync_device()
 
     def wait_to_write(self) -> None:
         """Block until all pending engine work on this array (reads and writes) is done.
@@ -190,6 +188,9 @@ class NDArray(NumpyMethods):
         """
         if self._var is not None:
             _engine._wait_write(self, "wait_to_write")
+        self._sync_device()
+
+    def _sync_device(self) -> None:
         if self._ctx.device_type != "cpu":
             with self._ctx.device_guard():
                 self._ctx.xp.cuda.get_current_stream().synchronize()
