@@ -202,7 +202,6 @@ def _fake_tree(root: Path) -> Path:
 
 
 def test_run_target_end_to_end(tmp_path):
-    pytest.importorskip("pytest_timeout")
     root = _fake_tree(tmp_path / "tree")
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -321,9 +321,8 @@ def test_ctc_names():
     x, lab = _nd(np.zeros((2, 1, 3))), _nd([[1]], "int64")
     want = nd.CTCLoss(x, lab).asnumpy()
     np.testing.assert_allclose(nd.ctc_loss(x, lab).asnumpy(), want)
-    if hasattr(nd, "contrib"):
-        np.testing.assert_allclose(nd.contrib.CTCLoss(x, lab).asnumpy(), want)
-        np.testing.assert_allclose(nd.contrib.ctc_loss(x, lab).asnumpy(), want)
+    np.testing.assert_allclose(nd.contrib.CTCLoss(x, lab).asnumpy(), want)
+    np.testing.assert_allclose(nd.contrib.ctc_loss(x, lab).asnumpy(), want)
 
 
 # ----------------------------------------------------------------- second-order gradients

@@ -2,13 +2,12 @@
 import shutil
 import sys
 
+import graphviz  # a dev dependency (pyproject.toml); rendering also needs the dot program
 import pytest
 
 from core import nd
 from core.symbol.trace import Tracer
 from core.viz import plot_network, print_summary
-
-graphviz = pytest.importorskip("graphviz")
 
 
 def _cnn():
@@ -100,7 +99,6 @@ def test_summary_without_shape_inference_module(capsys, monkeypatch):
 
 
 def test_inconsistent_shape_is_an_error():
-    pytest.importorskip("core.symbol.shape_infer")
     with pytest.raises(ValueError, match="(?i)convolution|fullyconnected"):
         print_summary(_cnn(), shape={"data": (2, 1, 16, 16)})
 
@@ -120,8 +118,7 @@ def test_print_summary_multiple_inputs(capsys):
     with Tracer() as t:
         a = t.variable("a", (2, 3), "float32")
         b = t.variable("b", (2, 3), "float32")
-        y = nd.concatenate([a, b], axis=1) if hasattr(nd, "concatenate") \
-            else nd.Concat(a, b, dim=1)
+        y = nd.Concat(a, b, dim=1)
     print_summary(t.graph([y]))
     out = capsys.readouterr().out
     rows = [ln for ln in out.splitlines() if ln and ln[0] not in "_="]
@@ -130,7 +127,6 @@ def test_print_summary_multiple_inputs(capsys):
 
 
 def test_summary_of_loaded_mxnet_json(capsys):
-    pytest.importorskip("core.symbol.shape_infer")
     from core.symbol.json_io import graph_from_json
     from tests.core.symbol.test_json_io import MXNET_MLP
 
@@ -145,7 +141,8 @@ def test_summary_of_loaded_mxnet_json(capsys):
 
 
 def test_symbol_input(capsys):
-    symbol = pytest.importorskip("core.symbol.symbol")
+    from core.symbol import symbol
+
     sym = symbol.Symbol.from_graph(_cnn())
     print_summary(sym)
     assert "Total params: 690" in capsys.readouterr().out

@@ -462,7 +462,6 @@ def test_random_ops_are_nodes():
 
 # --------------------------------------------------------------------------- json, executor
 def test_json_round_trip(tmp_path):
-    pytest.importorskip("core.symbol.json_io")
     net = convnet()
     text = net.tojson()
     back = sym.load_json(text)
@@ -475,7 +474,6 @@ def test_json_round_trip(tmp_path):
 
 
 def test_simple_bind_and_bind():
-    pytest.importorskip("core.symbol.executor")
     net = mlp()
     ex = net.simple_bind(None, data=(4, 6))
     assert sorted(ex.arg_dict) == sorted(net.list_arguments())
@@ -488,7 +486,6 @@ def test_simple_bind_and_bind():
 
 
 def test_simple_bind_training_step_matches_autograd():
-    pytest.importorskip("core.symbol.executor")
     from core import autograd
 
     x = sym.var("data")

@@ -71,7 +71,8 @@ def _curve(model, key):
 
 def _digits(d2l, size=None, batch_size=32):
     """scikit-learn's digits as a d2l.DataModule: 1,500 training and 297 validation images."""
-    datasets = pytest.importorskip("sklearn.datasets")
+    from sklearn import datasets
+
     from core import np
     from gluon.data.vision import transforms
 
@@ -336,7 +337,8 @@ def test_train_2d_and_timer(d2l, capsys):
 def test_train_ch13_on_two_cpu_devices(d2l, capsys):
     from core import np, npx
 
-    datasets = pytest.importorskip("sklearn.datasets")
+    from sklearn import datasets
+
     X, y = datasets.load_digits(return_X_y=True)
     devices = [npx.cpu(0), npx.cpu(1)]
     X_shards, y_shards = d2l.split_batch(np.ones((4, 3)), np.ones(4), devices)
@@ -571,7 +573,8 @@ def test_seq2seq_translation(d2l):
 def test_train_ch6(d2l, capsys):
     from core import np
 
-    datasets = pytest.importorskip("sklearn.datasets")
+    from sklearn import datasets
+
     X, y = datasets.load_digits(return_X_y=True)
     X = np.array((X / 16).astype("float32").reshape(-1, 1, 8, 8))
     y = np.array(y.astype("int32"))

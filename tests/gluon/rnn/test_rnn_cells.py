@@ -5,7 +5,7 @@ import numpy
 import pytest
 
 from core import autograd, nd
-from gluon import rnn
+from gluon import nn, rnn
 from gluon.block import NameManager
 
 
@@ -110,7 +110,6 @@ def test_callable_activation():
 
 
 def test_gluon_block_activations():
-    nn = pytest.importorskip("gluon.nn")
     x, h = nd.array([[-1.0, -1.0]]), [nd.zeros((1, 3))]
     cell = rnn.RNNCell(3, activation=nn.LeakyReLU(0.1), input_size=2)
     cell.initialize("ones")

@@ -20,12 +20,7 @@ from core import nd
 from core.context import cpu, gpu
 from core.ops.registry import REGISTRY, Aval
 from core.symbol import Entry, Graph, Node, evaluate
-from core.symbol.passes import DEFAULT_PASSES, cse, dce, fold, optimize, simplify
-
-try:
-    from core.symbol.passes import fusion
-except ImportError:  # pragma: no cover - the fusion pass is another module's
-    fusion = None
+from core.symbol.passes import DEFAULT_PASSES, cse, dce, fold, fusion, optimize, simplify
 
 CPU = cpu()
 SHAPES = [(2, 3), (3,), (1, 3), (2, 1), (), (3, 2), (2, 3, 1)]
@@ -240,9 +235,7 @@ def test_optimize_keeps_results(case):
     assert h.pass_stats["nodes_after"] <= h.pass_stats["nodes_before"]
 
 
-PASSES = [(cse, True), (dce, True), (fold, True), (simplify, False)]
-if fusion is not None:
-    PASSES.append((fusion, True))
+PASSES = [(cse, True), (dce, True), (fold, True), (simplify, False), (fusion, True)]
 
 
 @pytest.mark.parametrize("mod,bitwise", PASSES, ids=[m.__name__.rsplit(".", 1)[1]
