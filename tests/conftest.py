@@ -1,13 +1,29 @@
 """Shared pytest set-up.
 
-The markers (``multi_device``, ``gpu``, ``slow``) are declared in pyproject.toml.
+Keras runs on kbackend in this process (below). The markers (``multi_device``, ``gpu``,
+``slow``) are declared in pyproject.toml.
 ``multi_device`` tests run on several logical CPU contexts (``cpu(0)``, ``cpu(1)``,
 ...), so they need no GPU and run everywhere. ``gpu`` tests are skipped here when
 CuPy or a GPU is missing.
 """
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
+
+# The session runs Keras on kbackend, as Keras' CI runs its suite once per backend with
+# KERAS_BACKEND set: chosen before anything imports keras, with a scratch KERAS_HOME so
+# that no user's ~/.keras/keras.json takes part (and none is written). Tests that need
+# a fresh interpreter with other settings build their own environment
+# (tests/kbackend/conftest.py: run_python).
+os.environ["KERAS_BACKEND"] = "kbackend"
+os.environ["KERAS_HOME"] = tempfile.mkdtemp(prefix="kbackend-keras-home-")
+atexit.register(shutil.rmtree, os.environ["KERAS_HOME"], ignore_errors=True)
+import kbackend  # noqa: E402,F401  (registers the backend even without kbackend_hook.pth)
 
 try:  # CI machines are small and shared: no per-example deadline for hypothesis.
     from hypothesis import settings as _hyp_settings

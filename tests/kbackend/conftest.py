@@ -1,43 +1,62 @@
 """Helpers for the kbackend tests.
 
-Keras reads ``KERAS_BACKEND`` once, when it is first imported, and the
-registration hook acts at interpreter start, so every test that imports Keras does
-so in a fresh Python subprocess (:func:`run_python`).
+The tests run in the pytest process, with Keras on kbackend: tests/conftest.py sets
+``KERAS_BACKEND=kbackend`` (and a scratch ``KERAS_HOME``) before anything imports
+Keras, as Keras' own CI runs its suite once per backend. :func:`keras_state` gives each
+test the clean Keras state Keras' own ``TestCase`` gives its tests.
+
+Only what must start a fresh interpreter (choosing the backend, the start-up hook,
+several processes) runs in a subprocess (:func:`run_python`).
 """
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
+import keras
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-_HOME: list = []
-
-
-def _keras_home() -> str:
-    if not _HOME:
-        _HOME.append(tempfile.mkdtemp(prefix="kbackend-keras-home-"))
-        atexit.register(shutil.rmtree, _HOME[0], ignore_errors=True)
-    return _HOME[0]
+assert keras.config.backend() == "kbackend", (
+    f"the kbackend tests need Keras on kbackend, got {keras.config.backend()!r}: "
+    f"tests/conftest.py sets KERAS_BACKEND before Keras is imported")
 
 
-def run_python(code: str, keras_backend: str | None, timeout: float = 120):
-    """Run ``code`` in a fresh interpreter with ``KERAS_BACKEND`` set (None: unset)."""
-    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+@pytest.fixture(autouse=True)
+def keras_state():
+    """Clear Keras' global state before the test and restore its config after it."""
+    keras.backend.clear_session()
+    yield
+    keras.distribution.set_distribution(None)
+    keras.config.set_dtype_policy("float32")
+    keras.config.set_floatx("float32")
+    keras.config.set_epsilon(1e-7)
+    keras.config.set_image_data_format("channels_last")
+    keras.backend.clear_session()
+
+
+def run_python(code: str, keras_backend: str | None, timeout: float = 120,
+               env: dict | None = None, python: str | None = None):
+    """Run ``code`` in a fresh interpreter with ``KERAS_BACKEND`` set (None: unset).
+
+    ``env`` adds to or (with a value of None) removes from the environment;
+    ``python`` is the interpreter (default: this one).
+    """
+    base = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
     if keras_backend is not None:
-        env["KERAS_BACKEND"] = keras_backend
-    # Keras writes keras.json on first import: a scratch home, not the user's ~/.keras.
-    env["KERAS_HOME"] = _keras_home()
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+        base["KERAS_BACKEND"] = keras_backend
+    # KERAS_HOME stays the session's scratch folder (tests/conftest.py): Keras writes
+    # keras.json there on its first import, not into the user's ~/.keras.
+    for key, value in (env or {}).items():
+        if value is None:
+            base.pop(key, None)
+        else:
+            base[key] = value
+    proc = subprocess.run([python or sys.executable, "-c", textwrap.dedent(code)], env=base,
                           cwd=str(ROOT), capture_output=True, text=True, timeout=timeout,
                           check=False)
     return proc
