@@ -29,14 +29,8 @@ def relu(x):
     return nd.relu(_float(x))
 
 
-def _sigmoid(x):
-    # core's sigmoid gives float32 for bfloat16 (ml_dtypes scalar promotion): keep x's.
-    y = nd.sigmoid(x)
-    return y if y.dtype == x.dtype else cast(y, standardize_dtype(x.dtype))
-
-
 def sigmoid(x):
-    return _sigmoid(_float(x))
+    return nd.sigmoid(_float(x))
 
 
 def _axes(x, axis):
@@ -176,7 +170,7 @@ def glu(x, axis=-1):
         raise ValueError("axis size must be divisible by 2. "
                          f"Received: x.shape={x.shape} with axis={axis}")
     a, b = cnp.split(x, 2, axis=axis)
-    return a * _sigmoid(b)
+    return a * nd.sigmoid(b)
 
 
 # ---------------------------------------------------------------- pooling / conv
@@ -441,7 +435,7 @@ def binary_crossentropy(target, output, from_logits=False):
             f"target.shape={target.shape}, output.shape={output.shape}")
     target = cast(target, output.dtype)
     if from_logits:
-        output = _sigmoid(output)
+        output = nd.sigmoid(output)
     eps = _epsilon()
     output = cnp.clip(output, eps, 1.0 - eps)
     one = _c(output, 1.0)
