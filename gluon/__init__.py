@@ -6,8 +6,8 @@
 (``init``, the same as ``core.initializer``) and ``utils`` (``split_and_load``,
 ``clip_global_norm``). The layer, loss, trainer, data and model-zoo submodules
 (``gluon.nn``, ``gluon.rnn``, ``gluon.loss``, ``gluon.Trainer``, ``gluon.data``,
-``gluon.model_zoo``, ``gluon.metric``, ``gluon.contrib``) are imported on first
-access, so an unfinished one never breaks ``import gluon``. ``SymbolBlock``
+``gluon.model_zoo``, ``gluon.metric``, ``gluon.compat``) are imported on first
+access, which keeps ``import gluon`` light. ``SymbolBlock``
 (``symbol_block``) runs a ``core.sym`` Symbol, or a graph written by
 ``HybridBlock.export``, as a block.
 
@@ -47,19 +47,12 @@ __all__ = [
     "utils",
 ]
 
-_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "contrib", "metric", "trainer",
-                 "compat")
+_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "metric", "trainer", "compat")
 
 
 def __getattr__(name: str):
     module = "trainer" if name == "Trainer" else name
     if module in _LAZY_MODULES:
-        try:
-            mod = importlib.import_module(f"{__name__}.{module}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{module}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r} "
-                                 f"(gluon.{module} does not exist yet)") from None
+        mod = importlib.import_module(f"{__name__}.{module}")
         return mod.Trainer if name == "Trainer" else mod
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
