@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Run Keras' own test suite on the kbackend backend and summarize the results.
 
-Keras' tests are the conformance target of kbackend (see DESIGN.md). They are not in
+Keras' tests are the conformance target of kbackend (README.md, "Conformance"). They are not in
 the keras wheel, so this script:
 
 1. takes the keras sdist matching the installed keras version: ``--src DIR`` (an
