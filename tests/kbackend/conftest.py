@@ -40,11 +40,11 @@ def keras_state():
 
 
 def run_python(code: str, keras_backend: str | None, timeout: float = 120,
-               env: dict | None = None, python: str | None = None):
+               env: dict | None = None, flags: tuple = ()):
     """Run ``code`` in a fresh interpreter with ``KERAS_BACKEND`` set (None: unset).
 
-    ``env`` adds to or (with a value of None) removes from the environment;
-    ``python`` is the interpreter (default: this one).
+    ``env`` adds to or (with a value of None) removes from the environment; ``flags``
+    go to the interpreter (``("-S",)``: no site-packages, so no .pth file runs).
     """
     base = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
     if keras_backend is not None:
@@ -56,7 +56,7 @@ def run_python(code: str, keras_backend: str | None, timeout: float = 120,
             base.pop(key, None)
         else:
             base[key] = value
-    proc = subprocess.run([python or sys.executable, "-c", textwrap.dedent(code)], env=base,
+    proc = subprocess.run([sys.executable, *flags, "-c", textwrap.dedent(code)], env=base,
                           cwd=str(ROOT), capture_output=True, text=True, timeout=timeout,
                           check=False)
     return proc
