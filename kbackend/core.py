@@ -13,6 +13,7 @@ import os
 
 import numpy
 from keras.src import tree
+from keras.src.backend import config
 from keras.src.backend.common import KerasVariable, standardize_dtype
 from keras.src.backend.common.dtypes import result_type
 from keras.src.backend.common.keras_tensor import KerasTensor
@@ -190,6 +191,19 @@ def shape(x):
 def cast(x, dtype):
     """``x`` as a tensor of ``dtype`` (``x`` itself when it already has it)."""
     return convert_to_tensor(x, dtype=dtype)
+
+
+def _float(x):
+    """``x`` as a tensor, cast to ``floatx()`` when it is integer or boolean.
+
+    The input conversion of the ops whose result is floating point (``sqrt``,
+    ``sigmoid``, ``inv``, ...): float dtypes, bfloat16 included, are kept.
+    """
+    x = convert_to_tensor(x)
+    dtype = _standard(x.dtype)
+    if "int" in dtype or dtype == "bool":
+        x = cast(x, config.floatx())
+    return x
 
 
 def cond(pred, true_fn, false_fn):

@@ -12,21 +12,12 @@ from __future__ import annotations
 
 import numpy as _np
 from keras.src import tree
-from keras.src.backend import config
 from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import autograd
 from core import np as cnp
 from core.ops.registry import Aval, OpDef, invoke
-from kbackend.core import cast, convert_to_numpy, convert_to_tensor
-
-
-def _float(x):
-    x = convert_to_tensor(x)
-    dtype = standardize_dtype(x.dtype)
-    if "int" in dtype or dtype == "bool":
-        x = cast(x, config.floatx())
-    return x
+from kbackend.core import _float, cast, convert_to_numpy, convert_to_tensor
 
 
 def _pair(a, b):

@@ -14,15 +14,7 @@ from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import nd
 from core import np as cnp
-from kbackend.core import _numpy_dtype, cast, convert_to_numpy, convert_to_tensor
-
-
-def _float(x):
-    x = convert_to_tensor(x)
-    dtype = standardize_dtype(x.dtype)
-    if "int" in dtype or dtype == "bool":
-        x = cast(x, config.floatx())
-    return x
+from kbackend.core import _float, _numpy_dtype, cast, convert_to_numpy, convert_to_tensor
 
 
 def relu(x):

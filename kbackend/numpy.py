@@ -15,7 +15,7 @@ from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import nd as _nd
 from core import np as cnp
-from kbackend.core import _numpy_dtype, cast, convert_to_tensor
+from kbackend.core import _float, _numpy_dtype, cast, convert_to_tensor
 from kbackend.core import convert_to_numpy as _to_numpy
 
 _WEAK = (bool, int, float)
@@ -62,11 +62,7 @@ def _float_unary(name, np_name=None):
     op = getattr(cnp, np_name or name)
 
     def fn(x):
-        x = convert_to_tensor(x)
-        dtype = standardize_dtype(x.dtype)
-        if "int" in dtype or dtype == "bool":
-            x = cast(x, config.floatx())
-        return op(x)
+        return op(_float(x))
 
     fn.__name__ = name
     return fn
@@ -572,14 +568,6 @@ def array(x, dtype=None):
 # ---------------------------------------------------------------- more of keras.ops.numpy
 
 
-def _float_t(x):
-    x = convert_to_tensor(x)
-    dtype = standardize_dtype(x.dtype)
-    if "int" in dtype or dtype == "bool":
-        x = cast(x, config.floatx())
-    return x
-
-
 def _axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
@@ -855,12 +843,12 @@ rad2deg = _angle_unary("rad2deg")
 
 
 def exp2(x):
-    x = _float_t(x)
+    x = _float(x)
     return cnp.power(convert_to_tensor(2.0, standardize_dtype(x.dtype)), x)
 
 
 def fabs(x):
-    return cnp.abs(_float_t(x))
+    return cnp.abs(_float(x))
 
 
 def signbit(x):
@@ -890,7 +878,7 @@ def isreal(x):
 
 
 def angle(x):
-    x = _float_t(x)
+    x = _float(x)
     return cnp.where(x < convert_to_tensor(0, standardize_dtype(x.dtype)),
                      cnp.full_like(x, _np.pi), cnp.zeros_like(x))
 
@@ -998,7 +986,7 @@ def nanprod(x, axis=None, keepdims=False):
 
 
 def nanmean(x, axis=None, keepdims=False):
-    x = _float_t(x)
+    x = _float(x)
     mask = cast(cnp.logical_not(cnp.isnan(x)), standardize_dtype(x.dtype))
     filled, _ = _nan_fill(x, 0)
     return (cnp.sum(filled, axis=_axis(axis), keepdims=keepdims)
@@ -1006,7 +994,7 @@ def nanmean(x, axis=None, keepdims=False):
 
 
 def nanvar(x, axis=None, keepdims=False):
-    x = _float_t(x)
+    x = _float(x)
     dtype = standardize_dtype(x.dtype)
     isnan_ = cnp.isnan(x)
     count = cnp.sum(cast(cnp.logical_not(isnan_), dtype), axis=_axis(axis), keepdims=True)
@@ -1071,7 +1059,7 @@ def nancumprod(x, axis=None, dtype=None):
 
 
 def _quantile_impl(x, q, axis, method, keepdims, nan_aware):
-    x = _float_t(x)
+    x = _float(x)
     q = convert_to_tensor(q)
     dtype = standardize_dtype(x.dtype)
     if dtype in ("float16", "bfloat16"):
@@ -1248,7 +1236,7 @@ def lcm(x1, x2):
 
 
 def sinc(x):
-    x = _float_t(x)
+    x = _float(x)
     dtype = standardize_dtype(x.dtype)
     zero = convert_to_tensor(0, dtype)
     px = x * convert_to_tensor(_np.pi, dtype)
@@ -1302,7 +1290,7 @@ def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    y = _float_t(y)
+    y = _float(y)
     n = y.shape[axis]
     hi = [slice(None)] * y.ndim
     lo = [slice(None)] * y.ndim
@@ -1331,7 +1319,7 @@ def vander(x, N=None, increasing=False):
 
 
 def corrcoef(x):
-    x = _float_t(x)
+    x = _float(x)
     if x.ndim == 1:
         x = cnp.reshape(x, (1, -1))
     xm = x - cnp.mean(x, axis=1, keepdims=True)
@@ -1444,7 +1432,7 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
 
 
 def slogdet(x):
-    x = _float_t(x)
+    x = _float(x)
     return tuple(cnp.linalg.slogdet(x))
 
 
@@ -1474,7 +1462,7 @@ def kaiser(x, beta):
 
 
 def i0(x):
-    x = _float_t(x)
+    x = _float(x)
     return convert_to_tensor(_np.i0(_to_numpy(x)), standardize_dtype(x.dtype))
 
 
