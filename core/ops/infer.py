@@ -68,11 +68,36 @@ def check_supported(name: str, dtype) -> None:
         raise TypeError(f"{name}: dtype {dtype} is not supported")
 
 
-def require_float(name: str, *avals) -> None:
+def require_float(name: str, *avals, what: str = "inputs", shown=None,
+                  fix: str = "cast with .astype('float32')") -> None:
+    """TypeError naming ``name`` unless every array in ``avals`` is floating point.
+
+    Floating point is ``core.dtypes.FLOATS`` (float16/32/64, bfloat16, float8); Python
+    scalars and None pass.
+
+    Args:
+        name: the operator (or public function) the message names.
+        *avals: the values that must be floating point.
+        what: what the message calls them (``"inputs"``, ``"data"``, ``"logits"``, ...).
+        shown: the values the message lists (default: ``avals``), e.g. all of an
+            operator's inputs when only one of them must be floating point.
+        fix: the advice after the semicolon.
+
+    Raises:
+        TypeError: ``"{name}: expects floating-point {what}, got {shown}; {fix}"``.
+
+    Example:
+        >>> import numpy
+        >>> from core.ops.registry import Aval
+        >>> require_float("relu", Aval((2,), numpy.float32), 1.5)
+        >>> require_float("relu", Aval((2,), numpy.int32))
+        Traceback (most recent call last):
+        TypeError: relu: expects floating-point inputs, got (2,) int32; cast with .astype('float32')
+    """
     for a in avals:
         if isinstance(a, Aval) and a.dtype not in FLOATS:
-            raise TypeError(f"{name}: expects floating-point inputs, got {fmt(avals)}; "
-                            "cast with .astype('float32')")
+            raise TypeError(f"{name}: expects floating-point {what}, got "
+                            f"{fmt(avals if shown is None else shown)}; {fix}")
 
 
 def norm_axis(name: str, axis: int, ndim: int, what: str = "axis") -> int:

@@ -112,7 +112,7 @@ def test_bad_stride_pad_and_bias():
 
 
 def test_integer_inputs_are_rejected():
-    with pytest.raises(TypeError, match=r"Convolution: data must be floating point"):
+    with pytest.raises(TypeError, match=r"Convolution: expects floating-point data"):
         nd.Convolution(nd.ones((1, 2, 5, 5), dtype="int32"), nd.ones((4, 2, 3, 3)),
                        no_bias=True)
 
@@ -363,5 +363,5 @@ def test_a_bias_of_another_float_dtype_is_cast():
 
 
 def test_col2im_of_integers_is_a_type_error():
-    with pytest.raises(TypeError, match=r"col2im: data must be floating point"):
+    with pytest.raises(TypeError, match=r"col2im: expects floating-point data"):
         nd.col2im(nd.ones((1, 9, 9), dtype="int32"), output_size=(5, 5), kernel=(3, 3))

@@ -29,7 +29,7 @@ import numpy
 from ... import autograd, cuda
 from ... import random as _random
 from ..broadcast import sum_to
-from ..infer import fmt
+from ..infer import fmt, require_float
 from ..registry import Aval, F, defop, invoke, is_tracing
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -248,9 +248,7 @@ _FWD = {k: _arrays(v[0]) for k, v in _TABLE.items()}
 
 def _float_same(name):
     def infer(x, **_):
-        if x.dtype.kind != "f":
-            raise TypeError(f"{name}: expects a floating-point input, got {fmt([x])}; "
-                            "cast with .astype('float32')")
+        require_float(name, x, what="input")
         return Aval(x.shape, x.dtype)
 
     return infer

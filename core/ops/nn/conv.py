@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import numpy
 
-from ...dtypes import FLOATS
 from ..broadcast import sum_to
-from ..infer import fmt
+from ..infer import require_float
 from ..matmul import ones, wanted
 from ..registry import Aval, F, defop
 from . import conv_geometry as G
@@ -59,9 +58,7 @@ def _float_dtype(name, names, *avals):
     """The result dtype of the first two inputs (a bias is cast to it); floats only."""
     arrs = [a for a in avals if isinstance(a, Aval)]
     for n, a in zip(names, avals):
-        if isinstance(a, Aval) and a.dtype not in FLOATS:
-            raise TypeError(f"{name}: {n} must be floating point, got {fmt(arrs)}; "
-                            "cast with .astype('float32')")
+        require_float(name, a, what=n, shown=arrs)
     return numpy.result_type(*[a.dtype for a in avals[:2] if isinstance(a, Aval)])
 
 

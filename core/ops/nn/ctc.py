@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..infer import fmt
+from ..infer import fmt, require_float
 from ..registry import Aval, F, defop
 
 _ATTRS = {"use_data_lengths": False, "use_label_lengths": False, "blank_label": "first"}
@@ -29,8 +29,7 @@ _F32 = numpy.dtype(numpy.float32)
 def _ctc_check(name, data, label, data_lengths, label_lengths, use_data_lengths,
                use_label_lengths, blank_label):
     avals = [a for a in (data, label, data_lengths, label_lengths) if a is not None]
-    if data.dtype.kind != "f":
-        raise TypeError(f"{name}: data must be floating-point, got {fmt(avals)}")
+    require_float(name, data, what="data", shown=avals)
     if data.ndim != 3:
         raise ValueError(f"{name}: data must be 3-D (time, batch, classes), got {fmt(avals)}")
     if label.ndim != 2 or label.shape[0] != data.shape[1]:

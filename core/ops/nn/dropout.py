@@ -27,7 +27,7 @@ import numpy
 
 from ... import autograd
 from ... import random as _random
-from ..infer import fmt, norm_axes
+from ..infer import fmt, norm_axes, require_float
 from ..registry import Aval, defop, invoke, is_tracing
 
 _ATTRS = {"p": 0.5, "mode": "training", "axes": (), "cudnn_off": False, "training": True}
@@ -47,8 +47,7 @@ def _mask_shape(shape, axes):
 
 
 def _dropout_infer(data, p=0.5, mode="training", axes=(), cudnn_off=False, training=True):
-    if data.dtype.kind != "f":
-        raise TypeError(f"Dropout: expects a floating-point input, got {fmt([data])}")
+    require_float("Dropout", data, what="input")
     if not 0 <= p <= 1:
         raise ValueError(f"Dropout: p must be in [0, 1], got {p} (data: {fmt([data])})")
     if mode not in ("training", "always"):

@@ -26,7 +26,7 @@ import math
 import numpy
 
 from ..broadcast import sum_to
-from ..infer import broadcast, fmt, norm_axis
+from ..infer import broadcast, fmt, norm_axis, require_float
 from ..registry import Aval, F, defop
 from .softmax import compute_dtype, softmax_raw
 
@@ -60,8 +60,7 @@ def _check_label_dtype(name, label, avals):
 
 # --------------------------------------------------------------- fused softmax cross-entropy
 def _ce_shapes(name, logits, label, axis, sparse):
-    if logits.dtype.kind != "f":
-        raise TypeError(f"{name}: logits must be floating-point, got {fmt([logits, label])}")
+    require_float(name, logits, what="logits", shown=[logits, label])
     if logits.ndim == 0:
         raise ValueError(f"{name}: logits must have a class axis, got {fmt([logits, label])}")
     ax = norm_axis(name, axis, logits.ndim)
@@ -274,8 +273,7 @@ def _so_layout(shape, label_shape, multi_output, preserve_shape):
 def _so_infer(data, label, **at):
     name = "SoftmaxOutput"
     avals = [data, label]
-    if data.dtype.kind != "f":
-        raise TypeError(f"{name}: data must be floating-point, got {fmt(avals)}")
+    require_float(name, data, what="data", shown=avals)
     _check_label_dtype(name, label, avals)
     if at.get("normalization", "null") not in ("null", "batch", "valid"):
         raise ValueError(f"{name}: normalization must be 'null', 'batch' or 'valid', got "
@@ -467,8 +465,7 @@ def _sigmoid_bce(xp, logits, label, pos_weight=None, from_logits=True):
 
 # --------------------------------------------------------------- smooth_l1
 def _sl1_infer(data, scalar=1.0):
-    if data.dtype.kind != "f":
-        raise TypeError(f"smooth_l1: expects a floating-point input, got {fmt([data])}")
+    require_float("smooth_l1", data, what="input")
     return Aval(data.shape, data.dtype)
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from ...dtypes import FLOATS, bfloat16, float16, float32
-from ..infer import norm_axis
+from ...dtypes import bfloat16, float16, float32
+from ..infer import norm_axis, require_float
 from ..registry import Aval, F, defop
 
 _LOW = (float16, bfloat16)
@@ -80,9 +80,7 @@ def _check_param(name, label, p, want, shape, dtype, why):
         raise ValueError(f"{name}: {label} has shape {pshape} but must have shape {want}, "
                          f"{why} (data: {_desc(shape, dtype)}, {label}: "
                          f"{_desc(pshape, pdtype)})")
-    if pdtype not in FLOATS:
-        raise TypeError(f"{name}: {label} must be floating-point, got {_desc(pshape, pdtype)} "
-                        f"(data: {_desc(shape, dtype)}); cast with .astype('float32')")
+    require_float(name, Aval(pshape, pdtype), what=f"{label} (data: {_desc(shape, dtype)})")
 
 
 @lru_cache(maxsize=2048)
@@ -93,9 +91,7 @@ def plan(kind, shape, dtype, params, axis=1, num_groups=1) -> Layout:
     Pure and cached; raises the errors users see, naming the public operator.
     """
     name = _PUBLIC[kind]
-    if dtype not in FLOATS:
-        raise TypeError(f"{name}: expects floating-point data, got {_desc(shape, dtype)}; "
-                        "cast with .astype('float32')")
+    require_float(name, Aval(shape, dtype), what="data")
     ndim = len(shape)
     given = {label: (None if ps is None else (ps, pd)) for label, ps, pd in params}
     if kind in ("batch", "layer"):
@@ -496,9 +492,7 @@ def _l2_axes(shape, dtype, mode) -> tuple:
     if mode not in _L2_MODES:
         raise ValueError(f"L2Normalization: mode must be one of {', '.join(_L2_MODES)}, got "
                          f"{mode!r}")
-    if dtype not in FLOATS:
-        raise TypeError(f"L2Normalization: expects floating-point data, got "
-                        f"{_desc(shape, dtype)}; cast with .astype('float32')")
+    require_float("L2Normalization", Aval(shape, dtype), what="data")
     need = {"instance": 1, "channel": 2, "spatial": 3}[mode]
     if nd_ < need:
         raise ValueError(f"L2Normalization: mode={mode!r} needs data with at least {need} "
@@ -561,9 +555,7 @@ def _lrn_check(shape, dtype, alpha, beta, knorm, nsize):
         raise TypeError("LRN: nsize (the window width in channels) is required, e.g. nsize=5")
     if isinstance(nsize, bool) or not isinstance(nsize, int) or nsize < 1 or nsize % 2 == 0:
         raise ValueError(f"LRN: nsize must be a positive odd int, got {nsize!r}")
-    if dtype not in FLOATS:
-        raise TypeError(f"LRN: expects floating-point data, got {_desc(shape, dtype)}; cast "
-                        "with .astype('float32')")
+    require_float("LRN", Aval(shape, dtype), what="data")
     if len(shape) < 2:
         raise ValueError(f"LRN: data must have at least 2 dimensions (N, C, ...), got "
                          f"{_desc(shape, dtype)}")

@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy
 
 from ...dtypes import FLOATS, float32
-from ..infer import fmt
+from ..infer import fmt, require_float
 from ..matmul import const
 from ..registry import Aval, F, defop
 
@@ -168,13 +168,6 @@ def _resize_vjp_with(plan):
     return vjp
 
 
-def _require_float(name, *avals):
-    for a in avals:
-        if isinstance(a, Aval) and a.dtype not in FLOATS:
-            raise TypeError(f"{name}: expects floating-point input, got {fmt(avals)}; cast "
-                            "with .astype('float32')")
-
-
 def _float_only(*arrays):
     """In forwards: non-float inputs fail (their infer rule explains)."""
     for a in arrays:
@@ -225,7 +218,7 @@ def _out_shape(shape, axes, sizes):
 
 def _image_infer(x, **attrs):
     axes, sizes, _, _ = _image_plan(x.shape, attrs)
-    _require_float("image_resize", x)
+    require_float("image_resize", x)
     return Aval(_out_shape(x.shape, axes, sizes), x.dtype)
 
 
@@ -296,7 +289,7 @@ def _br_infer(x, like=None, **attrs):
         raise TypeError(f"BilinearResize2D: the second input 'like' must be an array, got "
                         f"{like!r}; pass height= and width= by keyword")
     plan = _br_plan(x.shape, attrs, like.shape if isinstance(like, Aval) else None)
-    _require_float("BilinearResize2D", x)
+    require_float("BilinearResize2D", x)
     return Aval(_out_shape(x.shape, plan[0], plan[1]), x.dtype)
 
 
@@ -371,7 +364,7 @@ def _up_scales(name, shapes, scale, sample_type, multi_input_mode):
 
 def _up_infer(*data, **attrs):
     name = "UpSampling"
-    _require_float(name, *data)
+    require_float(name, *data)
     _, shape = _up_scales(name, [d.shape for d in data], attrs["scale"], attrs["sample_type"],
                           attrs["multi_input_mode"])
     return Aval(shape, data[0].dtype)
@@ -505,7 +498,7 @@ def _gg_plan(name, x, transform_type, target_shape):
 
 
 def _gg_infer(x, transform_type="affine", target_shape=(0, 0)):
-    _require_float("GridGenerator", x)
+    require_float("GridGenerator", x)
     return Aval(_gg_plan("GridGenerator", x, transform_type, target_shape), x.dtype)
 
 
@@ -538,7 +531,7 @@ def _grid_generator(xp, x, transform_type="affine", target_shape=(0, 0)):
 # ------------------------------------------------------------------ BilinearSampler
 def _bs_infer(data, grid, cudnn_off=None):
     name = "BilinearSampler"
-    _require_float(name, data, grid)
+    require_float(name, data, grid)
     if len(data.shape) != 4:
         raise ValueError(f"{name}: data must be 4-D (N, C, H, W), got data {fmt([data])}, "
                          f"grid {fmt([grid])}")

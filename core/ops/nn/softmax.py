@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy
 
-from ...dtypes import as_dtype
-from ..infer import fmt, norm_axis
+from ...dtypes import as_dtype, is_float
+from ..infer import fmt, norm_axis, require_float
 from ..registry import Aval, F, defop
 
 _F32 = numpy.dtype(numpy.float32)
@@ -67,9 +67,9 @@ def softmax_raw(xp, x, axis, temperature=None, mask=None, log=False, dtype=None)
 
 def _sm_infer_for(name):
     def infer(data, length=None, axis=-1, temperature=None, dtype=None, use_length=False):
-        if data.dtype.kind != "f" and dtype is None:
-            raise TypeError(f"{name}: expects a floating-point input, got {fmt([data])}; "
-                            "cast with .astype('float32') or pass dtype=")
+        if dtype is None:
+            require_float(name, data, what="input",
+                          fix="cast with .astype('float32') or pass dtype=")
         if data.ndim == 0:
             raise ValueError(f"{name}: data must have at least 1 dimension, got {fmt([data])}")
         ax = norm_axis(name, axis, data.ndim)
@@ -82,7 +82,7 @@ def _sm_infer_for(name):
                 raise ValueError(f"{name}: length must have shape {want} (data's shape without "
                                  f"axis {ax}), got {fmt([data, length])}")
         out = as_dtype(dtype, name) if dtype is not None else data.dtype
-        if out.kind != "f":
+        if not is_float(out):
             raise TypeError(f"{name}: dtype must be a floating-point type, got {dtype!r}")
         return Aval(data.shape, out)
 
