@@ -198,7 +198,8 @@ def test_import_kbackend_after_keras_warns(hook_installed, tmp_path):
 
 @pytest.mark.parametrize("way", ["variable", "keras.json", "import kbackend"])
 def test_unsupported_keras_version_fails_clearly(hook_installed, tmp_path, way):
-    env = {"KERAS_HOME": str(_keras_json(tmp_path / "k", "kbackend"))} if way == "keras.json" else {}
+    home = _keras_json(tmp_path / "k", "kbackend")
+    env = {"KERAS_HOME": str(home)} if way == "keras.json" else {}
     proc = run_python(f"""
         import importlib.metadata as md
         real = md.version
