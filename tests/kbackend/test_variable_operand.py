@@ -1,17 +1,22 @@
 """A Keras Variable on the right of a core operator (``ndarray * variable``) stays
 differentiable: core unwraps it through ``__core_ndarray__``, eager and traced."""
-from .conftest import check, run_python
+from __future__ import annotations
 
-CODE = r'''
-import numpy as np, keras, core
+import keras
+import numpy as np
+import pytest
+
+import core
 from kbackend import trainer
 
-v = keras.Variable(np.ones(3, "float32"))
-(arr,) = trainer.mark_trainable([v])
-x = keras.ops.ones((3,)) * 2
-with core.autograd.record():
-    loss = (x * v).sum() + (x + v).sum() + (x - v).sum()
-assert core.autograd.grad(loss, [arr])[0].asnumpy().tolist() == [2.0, 2.0, 2.0]
+
+def test_tensor_times_variable_reaches_the_variable():
+    v = keras.Variable(np.ones(3, "float32"))
+    (arr,) = trainer.mark_trainable([v])
+    x = keras.ops.ones((3,)) * 2
+    with core.autograd.record():
+        loss = (x * v).sum() + (x + v).sum() + (x - v).sum()
+    assert core.autograd.grad(loss, [arr])[0].asnumpy().tolist() == [2.0, 2.0, 2.0]
 
 
 class Scale(keras.layers.Layer):
@@ -22,7 +27,8 @@ class Scale(keras.layers.Layer):
         return x * self.a  # the tensor on the left
 
 
-for jit in (False, True):
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_layer_computing_tensor_times_weight_trains_it(jit):
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((2,)), Scale()])
     model.compile("sgd", "mse", jit_compile=jit)
@@ -31,9 +37,3 @@ for jit in (False, True):
     assert abs(a - 0.98 ** 4) < 1e-6, (jit, a)
     if jit:
         assert model._kbackend_compiled.failed is None
-print("ok")
-'''
-
-
-def test_tensor_times_variable_reaches_the_variable(hook_installed):
-    assert check(run_python(CODE, "kbackend")).strip() == "ok"
