@@ -26,6 +26,7 @@ from core import dtypes as _core_dtypes
 from core import np as cnp
 from core.ndarray import NDArray
 from core.ops import registry as _registry
+from core.ops.infer import UNKNOWN_DIM_PROBES, agreed_dims, fill_unknown
 from core.ops.registry import F as _F
 
 SUPPORTS_SPARSE_TENSORS = False
@@ -256,8 +257,9 @@ def compute_output_spec(fn, *args, **kwargs):
     each KerasTensor becomes a data-less placeholder array and every operator call on
     placeholders is answered by the operator's ``infer`` rule, so no kernel runs and
     no activation memory is allocated. When some input dimension is unknown, ``fn``
-    runs twice, with sizes 83 and 89 for the unknown dimensions; output dimensions
-    that differ are unknown.
+    runs twice, with sizes 83 and 89 (``core.ops.infer.UNKNOWN_DIM_PROBES``, Keras'
+    numpy backend's) for the unknown dimensions; output dimensions that differ are
+    unknown.
 
     Whenever the abstract run raises (``fn`` reads values through ``asnumpy``,
     ``convert_to_numpy`` or ``int(x)``, calls an operator without an ``infer`` rule
@@ -300,7 +302,7 @@ def _spec_input(x, size, kind):
     """A core array standing for KerasTensor ``x`` (unknown dimensions of ``size``)."""
     if not isinstance(x, KerasTensor):
         return x
-    dims = [size if d is None else d for d in x.shape]
+    dims = fill_unknown(x.shape, size)
     dtype = _numpy_dtype(x.dtype)
     if kind == "abstract":
         return _registry.placeholder(dims, dtype)
@@ -333,15 +335,14 @@ def _spec_run(fn, args, kwargs, none_in_shape, kind):
             except Exception:  # noqa: BLE001
                 raise first from None
 
-    outputs = run_any(83)
+    outputs = run_any(UNKNOWN_DIM_PROBES[0])
     if none_in_shape:
-        outputs_2 = run_any(89)
+        outputs_2 = run_any(UNKNOWN_DIM_PROBES[1])
 
         def merge(x1, x2):
             if not is_tensor(x1):
                 return x1
-            dims = [d1 if d1 == d2 else None for d1, d2 in zip(x1.shape, x2.shape)]
-            return KerasTensor(dims, standardize_dtype(x1.dtype))
+            return KerasTensor(agreed_dims(x1.shape, x2.shape), standardize_dtype(x1.dtype))
 
         outputs = tree.map_structure(merge, outputs, outputs_2)
 

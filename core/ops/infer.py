@@ -122,6 +122,37 @@ def norm_axes(name: str, axis, ndim: int) -> tuple:
     return (norm_axis(name, axis, ndim),)
 
 
+# Stand-in sizes for unknown dimensions: a rule runs once with each, and the output
+# dimensions that agree are known (``fill_unknown``, ``agreed_dims``). Distinct primes,
+# unlikely to equal a real dimension; the sizes Keras' numpy and torch backends use in
+# compute_output_spec, so kbackend's output specs match theirs.
+UNKNOWN_DIM_PROBES = (83, 89)
+
+
+def fill_unknown(shape, size: int) -> tuple:
+    """``shape`` with its unknown (None) dimensions set to ``size``.
+
+    Example:
+        >>> fill_unknown((None, 3, None), UNKNOWN_DIM_PROBES[0])
+        (83, 3, 83)
+    """
+    return tuple(size if d is None else d for d in shape)
+
+
+def agreed_dims(a, b) -> tuple:
+    """The dimensions two probed results agree on, None where they differ.
+
+    ``a`` and ``b`` are the output shapes of runs with different ``UNKNOWN_DIM_PROBES``;
+    a dimension that changed with the probe depends on an unknown one. Like ``zip``,
+    it stops at the shorter shape: callers that need equal ranks check them first.
+
+    Example:
+        >>> agreed_dims((83, 4, 166), (89, 4, 178))
+        (None, 4, None)
+    """
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
 def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
     if keepdims:
         return tuple(1 if i in axes else s for i, s in enumerate(shape))

@@ -37,14 +37,13 @@ import numbers
 
 import numpy
 
+from ..ops.infer import UNKNOWN_DIM_PROBES, agreed_dims, fill_unknown
 from ..ops.registry import Aval
 from .graph import TRAIN, Entry, Graph, Node
 from .json_mxnet import MX_DTYPE_CODES, MX_DTYPE_NAMES  # __dtype__ holds these codes
 from .shape_rules import BACKWARD_RULES, ELEMWISE_BINARY, PARAM_INPUTS
 
-_PROBES = (97, 89)  # stand-in sizes for unknown dimensions (distinct, unlikely to clash)
 _F32 = numpy.dtype("float32")
-
 
 
 def _merge(old, new: tuple):
@@ -241,15 +240,16 @@ class _Inferrer:
                 if dtypes_known:
                     self.set_dtype(Entry(n, i), a.dtype, n, "the operator's inference")
             return
-        a = self._run(n, infos, attrs, _PROBES[0], raise_value=False, dtypes_known=dtypes_known)
-        b = self._run(n, infos, attrs, _PROBES[1], raise_value=False, dtypes_known=dtypes_known)
+        p, q = UNKNOWN_DIM_PROBES
+        a = self._run(n, infos, attrs, p, raise_value=False, dtypes_known=dtypes_known)
+        b = self._run(n, infos, attrs, q, raise_value=False, dtypes_known=dtypes_known)
         if a is None or b is None:
             if dtypes_known:
                 self._fallback_dtype(n, [d for _, d in arrays])
             return
         for i, (oa, ob) in enumerate(zip(a[:n.num_outputs], b[:n.num_outputs])):
             if len(oa.shape) == len(ob.shape):
-                shape = tuple(x if x == y else None for x, y in zip(oa.shape, ob.shape))
+                shape = agreed_dims(oa.shape, ob.shape)
                 self.set_shape(Entry(n, i), shape, n, "the operator's inference")
             if dtypes_known and oa.dtype == ob.dtype:
                 self.set_dtype(Entry(n, i), oa.dtype, n, "the operator's inference")
@@ -262,7 +262,7 @@ class _Inferrer:
                 continue
             s, d = info
             if probe is not None:
-                s = tuple(probe if v is None else v for v in s)
+                s = fill_unknown(s, probe)
             avals.append(Aval(s, d if d is not None else _F32))
         try:
             out = n.op.infer(*avals, **attrs)
