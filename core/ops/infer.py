@@ -8,7 +8,7 @@ import numbers
 
 import numpy
 
-from ..dtypes import FLOATS, SUPPORTED
+from ..dtypes import FLOATS
 from .registry import Aval
 
 _SCALAR = (bool, int, float, numbers.Number)
@@ -61,11 +61,6 @@ def result_type(name: str, *avals):
         return numpy.result_type(*[dtype_of(a) for a in avals if a is not None])
     except TypeError as e:
         raise TypeError(f"{name}: no common dtype for inputs {fmt(avals)} ({e})") from None
-
-
-def check_supported(name: str, dtype) -> None:
-    if numpy.dtype(dtype) not in SUPPORTED:
-        raise TypeError(f"{name}: dtype {dtype} is not supported")
 
 
 def require_float(name: str, *avals, what: str = "inputs", shown=None,

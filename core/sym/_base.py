@@ -11,7 +11,6 @@ Example:
 """
 from __future__ import annotations
 
-import copy as _copy
 import numbers
 import threading
 from collections.abc import Iterable, Sequence
@@ -363,7 +362,3 @@ def load(fname: str) -> Symbol:
     """The symbol saved in file ``fname`` by :meth:`Symbol.save`."""
     with open(fname, encoding="utf-8") as f:
         return load_json(f.read())
-
-
-def copy_symbol(s: Symbol) -> Symbol:
-    return _copy.deepcopy(s)

@@ -111,10 +111,6 @@ class Node:
         return f"<Node {self.name} op={self.op_name}>"
 
 
-def is_entry(x) -> bool:
-    return isinstance(x, Entry)
-
-
 class Graph:
     """A DAG given by its output entries (and the auxiliary-state updates).
 
