@@ -2,7 +2,8 @@
 initialize()`` and ``DataParallel`` over both processes' devices (core's ``dist_sync``
 store).
 
-Skipped, with the reason, when mpi4py or mpirun is missing or the store is not there.
+Several processes need their own interpreters: the ranks run a script under mpirun.
+Skipped, with the reason, when mpi4py or mpirun (the ``dist`` extra) is missing.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import textwrap
 
 import pytest
 
-from .conftest import ROOT, _keras_home
+from .conftest import ROOT
 
 pytestmark = pytest.mark.multi_device
 
@@ -77,10 +78,6 @@ def _mpirun() -> list:
     exe = shutil.which("mpirun") or shutil.which("mpiexec")
     if exe is None:
         pytest.skip("no mpirun/mpiexec on PATH (pip install mpich)")
-    from core import kvstore
-
-    if "dist_sync" not in kvstore.KVStoreBase.kv_registry:
-        pytest.skip("core.kvstore has no 'dist_sync' store")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True,
                              timeout=30, check=False).stdout
     extra = ["--allow-run-as-root", "--oversubscribe"] if "Open MPI" in version else []
@@ -91,10 +88,10 @@ def test_two_processes_train_as_one_device_on_the_global_batch(tmp_path):
     cmd = _mpirun()
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(_SCRIPT))
-    env = dict(os.environ, KERAS_BACKEND="kbackend", KERAS_HOME=_keras_home(),
-               KBACKEND_DIST_TIMEOUT="60")
+    # KERAS_HOME: the session's scratch folder (tests/conftest.py)
+    env = dict(os.environ, KERAS_BACKEND="kbackend", KBACKEND_DIST_TIMEOUT="60")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    try:
+    try:  # a subprocess: mpirun starts the two processes, each its own interpreter
         proc = subprocess.run([*cmd, sys.executable, str(script), str(tmp_path)],
                               cwd=str(ROOT), env=env,
                               capture_output=True, text=True, timeout=240, check=False)
