@@ -1,0 +1,191 @@
+"""CPU kernels compiled by numba: a lazy import, one switch, one thread knob.
+
+A kernel is a plain Python function over NumPy arrays and scalars, written in the
+subset numba compiles (loops, :func:`prange` for parallel loops, math on scalars,
+calls of other kernels),
+declared in its operator's own file right under the operator with :func:`kernel`.
+Every kernel has a NumPy twin (the operator's ``xp`` code), which runs instead when
+numba is switched off or missing, on other array modules (CuPy), and in the tests
+that compare the two. Nothing here imports numba until a kernel is first called, so
+``import core`` does not pay numba's start-up.
+
+- ``KBACKEND_NUMBA=0`` (or :func:`set_enabled`/:func:`disabled`) runs the twins.
+- Compiled kernels are cached on disk (numba's ``cache=True``, beside the source in
+  ``__pycache__``), so only the first run of a process tree pays compilation.
+- Threads: parallel kernels use numba's thread-safe threading layer (OpenMP or TBB; the
+  engine's workers may call kernels concurrently) and as many threads as BLAS is given.
+  ``KBACKEND_NUM_THREADS=N`` (or :func:`set_num_threads`) sets both, through
+  threadpoolctl for BLAS, so numba and OpenBLAS never oversubscribe the cores: a step
+  runs its GEMMs and its kernels one after the other, each on all N threads.
+
+Example:
+    >>> import numpy
+    >>> from core import cpu_kernels as cpu
+    >>> @cpu.kernel()
+    ... def axpy(a, x, y):
+    ...     for i in range(x.shape[0]):
+    ...         y[i] += a * x[i]
+    >>> y = numpy.zeros(3)
+    >>> if cpu.enabled():
+    ...     axpy(2.0, numpy.ones(3), y)
+    ... else:
+    ...     y += 2.0 * numpy.ones(3)
+    >>> y.tolist()
+    [2.0, 2.0, 2.0]
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import types
+from typing import Callable
+
+__all__ = ["Kernel", "disabled", "enabled", "kernel", "num_threads", "prange", "set_enabled",
+           "set_num_threads"]
+
+_state = {"enabled": None, "threads": None, "parallel": None}
+_lock = threading.Lock()
+
+
+def _numba():
+    """The numba module, configured once (threading layer, thread count), or None."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    with _lock:
+        if _state["parallel"] is None:
+            numba.config.THREADING_LAYER = "threadsafe"
+            _state["parallel"] = True
+            n = _state["threads"]
+            if n is not None:
+                numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    return numba
+
+
+def enabled() -> bool:
+    """Whether compiled kernels run (numba installed and not switched off)."""
+    if _state["enabled"] is None:
+        on = os.environ.get("KBACKEND_NUMBA", "1").strip().lower() not in ("0", "false", "off")
+        if on:
+            try:
+                import importlib.util
+
+                on = importlib.util.find_spec("numba") is not None
+            except (ImportError, ValueError):
+                on = False
+        _state["enabled"] = on
+    return _state["enabled"]
+
+
+def set_enabled(on: bool) -> None:
+    """Run compiled kernels (True) or their NumPy twins (False) from now on."""
+    _state["enabled"] = bool(on) and _numba() is not None
+
+
+@contextlib.contextmanager
+def disabled():
+    """A scope in which every kernel's NumPy twin runs instead of the kernel."""
+    before = enabled()
+    _state["enabled"] = False
+    try:
+        yield
+    finally:
+        _state["enabled"] = before
+
+
+def num_threads() -> int:
+    """The thread count kernels and BLAS use (``KBACKEND_NUM_THREADS``, else all cores)."""
+    if _state["threads"] is None:
+        raw = os.environ.get("KBACKEND_NUM_THREADS", "").strip()
+        _state["threads"] = int(raw) if raw.isdigit() and int(raw) > 0 else (os.cpu_count() or 1)
+    return _state["threads"]
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads in parallel kernels and in BLAS (through threadpoolctl).
+
+    Args:
+        n: a positive thread count.
+    """
+    if int(n) < 1:
+        raise ValueError(f"core.cpu_kernels.set_num_threads: n must be >= 1, got {n!r}")
+    _state["threads"] = int(n)
+    if _state["parallel"] is not None:
+        numba = _numba()
+        numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(int(n), user_api="blas")
+
+
+class Kernel:
+    """A function compiled by numba on its first call (see :func:`kernel`)."""
+
+    def __init__(self, fn: Callable, parallel: bool, fastmath: bool):
+        self.py_func = fn
+        self.parallel, self.fastmath = parallel, fastmath
+        self._compiled = None
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def compiled(self):
+        """The numba dispatcher (compiling happens per argument types, on call)."""
+        if self._compiled is None:
+            numba = _numba()
+            if numba is None:
+                raise RuntimeError(f"core.cpu_kernels: kernel {self.__name__} needs numba, which "
+                                   f"is not installed (pip install numba)")
+            if _state["threads"] is None:
+                num_threads()
+                numba.set_num_threads(min(_state["threads"], numba.config.NUMBA_NUM_THREADS))
+            # Cached on disk where the source is a file (not for doctests or exec'd code).
+            cache = os.path.isfile(self.py_func.__code__.co_filename)
+            self._compiled = numba.njit(cache=cache, nogil=True, parallel=self.parallel,
+                                        fastmath=self.fastmath)(self._rebound(numba))
+        return self._compiled
+
+    def _rebound(self, numba):
+        """The function with its globals as numba must see them: ``prange`` is
+        ``numba.prange`` and other kernels are their compiled dispatchers."""
+        fn = self.py_func
+        names = {**fn.__globals__, "prange": numba.prange}
+        for name in fn.__code__.co_names:
+            if isinstance(names.get(name), Kernel):
+                names[name] = names[name].compiled()
+        out = types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__,
+                                 fn.__closure__)
+        out.__qualname__, out.__module__ = fn.__qualname__, fn.__module__
+        return out
+
+    def __call__(self, *args):
+        return self.compiled()(*args)
+
+    def __repr__(self) -> str:
+        return f"<core.cpu_kernels.Kernel {self.__name__} parallel={self.parallel}>"
+
+
+def kernel(*, parallel: bool = False, fastmath: bool = False) -> Callable[[Callable], Kernel]:
+    """Declare a numba kernel; it compiles on first call and is cached on disk.
+
+    Args:
+        parallel: compile with ``parallel=True`` (loops written with ``numba.prange``
+            run on :func:`num_threads` threads).
+        fastmath: allow numba's fast-math (reassociation); off by default, so results
+            match the NumPy twin to rounding.
+
+    Returns:
+        A decorator turning a function into a :class:`Kernel`.
+    """
+    def wrap(fn: Callable) -> Kernel:
+        return Kernel(fn, parallel, fastmath)
+
+    return wrap
+
+
+def prange(*args):
+    """``numba.prange`` inside compiled kernels; ``range`` when a kernel runs as Python."""
+    return range(*args)
