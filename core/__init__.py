@@ -13,6 +13,7 @@ Example:
 from . import (
     autograd,
     context,
+    cpu_kernels,
     dtypes,
     engine,
     initializer,
@@ -34,6 +35,8 @@ from . import (
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .engine import wait_all as waitall
 from .ndarray import NDArray, array, from_dlpack
+
+cpu_kernels.apply_thread_setting()
 
 __version__ = "0.1.0"
 init = initializer  # MXNet's mx.init

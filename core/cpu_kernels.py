@@ -122,6 +122,12 @@ def set_num_threads(n: int) -> None:
     threadpool_limits(int(n), user_api="blas")
 
 
+def apply_thread_setting() -> None:
+    """Apply ``KBACKEND_NUM_THREADS`` to BLAS when it is set (``import core`` calls this)."""
+    if os.environ.get("KBACKEND_NUM_THREADS", "").strip():
+        set_num_threads(num_threads())
+
+
 class Kernel:
     """A function compiled by numba on its first call (see :func:`kernel`)."""
 

@@ -72,3 +72,10 @@ def test_environment_switch_and_thread_count():
     out = _fresh("from core import cpu_kernels as c; print(c.enabled(), c.num_threads())",
                  KBACKEND_NUMBA="0", KBACKEND_NUM_THREADS="1")
     assert out == "False 1"
+
+
+def test_thread_setting_limits_blas():
+    code = ("import core, threadpoolctl; "
+            "print({i['num_threads'] for i in threadpoolctl.threadpool_info() "
+            "if i['user_api'] == 'blas'})")
+    assert _fresh(code, KBACKEND_NUM_THREADS="1") == "{1}"
