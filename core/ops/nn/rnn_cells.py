@@ -23,12 +23,18 @@ gradient (n, r, z) and the hidden-side gradient (r, z, Mnh) are both contiguous
 column ranges; ``order`` tuples give, for each block of such a buffer, MXNet's block
 index.
 
+On NumPy in float32/float64, the elementwise work of a step runs as numba kernels
+(``rnn_cell_kernels.py``, same operations in the same order); the ``xp`` code here is
+their twin and the path for CuPy and ``KBACKEND_NUMBA=0``.
+
 Sequence lengths enter as ``mask``, a float ``(T, N, 1)`` array (1 at valid steps):
 at a masked step the states are carried over unchanged and the output is 0, so
 the reverse direction of a bidirectional layer effectively starts at each
 sequence's last valid step.
 """
 from __future__ import annotations
+
+from . import rnn_cell_kernels as _k
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 GRU_X_ORDER = (2, 0, 1)  # backward input-side buffer (n, r, z)
@@ -123,11 +129,27 @@ def lstm_forward(xp, x, h0, c0, w, rev, mask, store, y):
         hc = xp.empty((N, H), x.dtype)
         hbuf = (xp.empty((N, H), x.dtype), xp.empty((N, H), x.dtype))
     h, c = h0, c0
+    fast = _k.on(xp, x.dtype)
+    if fast:
+        _, half = _k.consts(x.dtype)
+        m1 = xp.ones((N,), x.dtype) if mask is None else None
+        if mask is None:  # unused by the kernels then, but typed
+            cc, hbuf = tmp, (tmp, tmp)
     for k, t in enumerate(_steps(T, rev)):
         g = gates[t]
         xp.dot(h, whT, out=hw)
         g += hw
         xp.tanh(g, out=g)
+        if fast:
+            masked = mask is not None
+            cn = cc if masked else cs[t]
+            _k.lstm_fwd_cell(g, c, cn, half)
+            xp.tanh(cn, out=tcs[t])
+            hn = hbuf[k % 2]
+            _k.lstm_fwd_out(g, tcs[t], h, c, cn, mask[t, :, 0] if masked else m1, masked,
+                            y[t], cs[t], hn)
+            h, c = (hn if masked else y[t]), cs[t]
+            continue
         g *= scale
         g += shift
         i, f, gg, o = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
@@ -185,8 +207,23 @@ def lstm_backward(xp, x, h0, c0, w, rev, mask, store, y, dy, dh, dc):
         dhc = xp.empty((N, H), x.dtype)
         keep = 1 - mask
     first = T - 1 if rev else 0
+    fast = _k.on(xp, x.dtype)
+    if fast:
+        one, _ = _k.consts(x.dtype)
+        m1 = xp.ones((N,), x.dtype)
     for t in _steps(T, not rev):
         g = gates[t]
+        if fast:
+            cp = c0 if t == first else cs[t + 1 if rev else t - 1]
+            if mask is None:
+                _k.lstm_bwd_cell(g, cp, tcs[t], dy[t], m1, False, dh, dc, gd[t], one)
+                xp.dot(gd[t], wh, out=dh)
+            else:  # dy is already masked: the kernel's dy m is exact
+                _k.lstm_bwd_cell(g, cp, tcs[t], dy[t], mask[t, :, 0], True, dh, dc, gd[t],
+                                 one)
+                xp.dot(gd[t], wh, out=tmp)
+                dh += tmp
+            continue
         i, f, gg, o = (g[:, j * H:(j + 1) * H] for j in range(4))
         xp.multiply(g, g, out=k)
         xp.subtract(g, k, out=k)  # s (1 - s): right for i, f and o
@@ -250,10 +287,26 @@ def gru_forward(xp, x, h0, c0, w, rev, mask, store, y):
         hc = xp.empty((N, H), x.dtype)
         hbuf = (xp.empty((N, H), x.dtype), xp.empty((N, H), x.dtype))
     h = h0
+    fast = _k.on(xp, x.dtype)
+    if fast:
+        _, half = _k.consts(x.dtype)
+        m1 = xp.ones((N,), x.dtype)
+        if mask is None:
+            hbuf = (tmp, tmp)
     for k, t in enumerate(_steps(T, rev)):
         g = gates[t]
         xw_t = xw[t]
         xp.dot(h, whT, out=hw)
+        if fast:
+            masked = mask is not None
+            _k.gru_fwd_pre(g, xw_t, hw, bhn)
+            xp.tanh(g[:, :2 * H], out=g[:, :2 * H])
+            _k.gru_fwd_gates(g, xw_t, half)
+            xp.tanh(g[:, 2 * H:3 * H], out=g[:, 2 * H:3 * H])
+            hn = hbuf[k % 2]
+            _k.gru_fwd_out(g, h, mask[t, :, 0] if masked else m1, masked, y[t], hn)
+            h = hn if masked else y[t]
+            continue
         mnh = g[:, 3 * H:]
         xp.add(hw[:, 2 * H:], bhn, out=mnh)
         rz = g[:, :2 * H]
@@ -299,8 +352,18 @@ def gru_backward(xp, x, h0, c0, w, rev, mask, store, y, dy, dh, dc):
         dy = dy * mask
         dhc = xp.empty((N, H), x.dtype)
         keep = 1 - mask
+    fast = _k.on(xp, x.dtype)
+    if fast:
+        one, _ = _k.consts(x.dtype)
+        m1 = xp.ones((N,), x.dtype)
     for t in _steps(T, not rev):
         g = gates[t]
+        if fast:  # dy is already masked: the kernel's dy m is exact
+            masked = mask is not None
+            _k.gru_bwd_cell(g, hp[t], dy[t], mask[t, :, 0] if masked else m1, masked, dh,
+                            bd[t], one)
+            dh += xp.dot(bd[t, :, H:], wh)
+            continue
         r, z, n, mnh = (g[:, j * H:(j + 1) * H] for j in range(4))
         rz = g[:, :2 * H]
         xp.multiply(rz, rz, out=sd)
