@@ -20,13 +20,19 @@ While tracing (``core.symbol``), ``nd.Dropout`` with ``mode='training'`` emits t
 operator with ``training=TRAIN`` whatever the current mode, so one graph drops in
 training runs and passes ``data`` through in inference runs (``p == 0`` stays the
 identity and emits nothing).
+
+On CPU, for float32/float64 data with a full-size mask (no ``axes``), the compiled kernel
+``_dropout_apply`` (``core.cpu_kernels``) turns the uniform draw into the mask and applies
+it in one pass; the draw itself is the same ``gen.random`` call, so the random stream and
+the masks are exactly those of the NumPy twin.
 """
 from __future__ import annotations
 
 import numpy
 
-from ... import autograd
+from ... import autograd, cpu_kernels
 from ... import random as _random
+from ...cpu_kernels import prange
 from ..infer import fmt, norm_axes, require_float
 from ..registry import Aval, defop, invoke, is_tracing
 
@@ -79,9 +85,32 @@ def _dropout(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False, trainin
         gen = _random.get_generator(ctx)
         u = gen.random(mshape, dtype=numpy.float64 if data.dtype == numpy.float64
                        else numpy.float32)
+        if (xp is numpy and cpu_kernels.enabled() and mshape == tuple(data.shape)
+                and data.dtype in (numpy.float32, numpy.float64)):
+            return _dropout_cpu(data, u, p)
         mask = (u >= p).astype(data.dtype)
         mask *= 1.0 / (1.0 - p)
     return data * mask, mask
+
+
+@cpu_kernels.kernel(parallel=True)
+def _dropout_apply(x, u, p, scale, zero, out, mask):
+    """``mask = scale if u >= p else zero``, ``out = x * mask`` (flat arrays of one size)."""
+    for i in prange(x.shape[0]):
+        m = scale if u[i] >= p else zero
+        mask[i] = m
+        out[i] = x[i] * m
+
+
+def _dropout_cpu(data, u, p):
+    """The kernel path of :func:`_dropout`: (out, mask) for a full-size draw ``u``."""
+    dt = data.dtype.type
+    out = numpy.empty(data.shape, data.dtype)
+    mask = numpy.empty(data.shape, data.dtype)
+    # p in u's dtype and the scale in data's, as the twin's NumPy scalar promotion does
+    _dropout_apply(numpy.ascontiguousarray(data).reshape(-1), u.reshape(-1), u.dtype.type(p),
+                   dt(1.0) * dt(1.0 / (1.0 - p)), dt(0.0), out.reshape(-1), mask.reshape(-1))
+    return out, mask
 
 
 def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, **kwargs):

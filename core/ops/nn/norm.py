@@ -23,6 +23,7 @@ from functools import lru_cache
 from ...dtypes import bfloat16, float16, float32
 from ..infer import norm_axis, require_float
 from ..registry import Aval, F, defop
+from . import norm_kernels
 
 _LOW = (float16, bfloat16)
 _PUBLIC = {"batch": "BatchNorm", "layer": "LayerNorm", "instance": "InstanceNorm",
@@ -178,6 +179,8 @@ def normalize(xp, x, gamma, beta, L, eps, fix_gamma=False, stats=None):
     """``(out, mean, var)``: ``x`` normalized over ``L.axes``; ``mean`` and ``var`` in the
     keepdims working shape and the accumulation dtype. ``stats`` (mean, var) replaces the
     batch statistics (inference with moving statistics), ``eps`` then adds to them."""
+    if (fast := norm_kernels.normalize(xp, x, gamma, beta, L, eps, fix_gamma, stats)) is not None:
+        return fast  # compiled CPU kernels where they apply (norm_kernels.py)
     acc = acc_dtype(x.dtype)
     xw = _work(x, L, acc)
     inv_n = 1.0 / max(L.count, 1)
@@ -215,6 +218,10 @@ def grads(xp, gy, x, gamma, mean, rstd, L, fix_gamma, batch_stats, gmean=None, g
     statistics outputs add gmean / n, gvar 2 (x - mean) / n = gvar 2 x̂ / (n rstd) and
     gstd x̂ / n: they fold into m1 and m2, which have the statistics' (small) shape.
     """
+    fast = norm_kernels.grads(xp, gy, x, gamma, mean, rstd, L, fix_gamma, batch_stats, gmean,
+                              gvar, gstd)
+    if fast is not None:
+        return fast  # compiled CPU kernels where they apply (norm_kernels.py)
     acc = acc_dtype(x.dtype)
     n = max(L.count, 1)
     gw = _work(gy, L, acc)
