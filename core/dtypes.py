@@ -55,6 +55,25 @@ def as_dtype(dtype, what: str = "dtype") -> numpy.dtype:
 
 
 def is_float(dtype) -> bool:
+    """Whether ``dtype`` is one of core's floating-point dtypes (``FLOATS``).
+
+    The test for "floating point" everywhere in core, e.g. whether an input gets a
+    gradient: ``dtype.kind == "f"`` is wrong for ml_dtypes' bfloat16 and float8
+    (their kind is ``"V"``). Core has no complex dtype, so this is also the test for
+    "inexact". ``dtype`` may be a dtype, a name or a NumPy type; None (the dtype
+    a VJP sees for a Python scalar) and non-dtypes are False.
+
+    Example:
+        >>> is_float(bfloat16), is_float("float8_e5m2"), is_float("int32"), is_float(None)
+        (True, True, False, False)
+    """
+    if dtype is None:
+        return False
+    if not isinstance(dtype, numpy.dtype):
+        try:
+            dtype = _BY_NAME.get(dtype) or numpy.dtype(dtype)
+        except TypeError:
+            return False
     return dtype in FLOATS
 
 

@@ -7,6 +7,7 @@ import numpy
 
 from . import autograd
 from .context import Context, as_context, current_context
+from .dtypes import is_float
 from .ndarray import NDArray
 from .ops import F
 
@@ -99,7 +100,7 @@ def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] |
         return [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
 
     outs0 = outputs(arrays)
-    weights = [rng.standard_normal(o.shape) if o.dtype.kind == "f" else None for o in outs0]
+    weights = [rng.standard_normal(o.shape) if is_float(o.dtype) else None for o in outs0]
 
     def loss(vals):
         return sum(float(numpy.sum(o.asnumpy() * w)) for o, w in zip(outputs(vals), weights)
@@ -134,4 +135,4 @@ def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] |
 
 
 def _is_float_array(x) -> bool:
-    return isinstance(x, numpy.ndarray) and x.dtype.kind == "f"
+    return isinstance(x, numpy.ndarray) and is_float(x.dtype)

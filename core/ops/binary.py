@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..dtypes import is_float
 from .broadcast import sum_to
 from .infer import broadcast, result_type, ufunc_dtype
 from .registry import Aval, F, defop
@@ -22,7 +23,7 @@ def _red(c, i, g):
     gradient; ``g`` may be a function computing the gradient, called only if needed.
     """
     m = c.node.in_meta[i]
-    if m is None or c.node.parents[i] is None or m[1].kind not in "fc":
+    if m is None or c.node.parents[i] is None or not is_float(m[1]):
         return None
     return sum_to(g() if callable(g) else g, m[0], m[1])
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from ..context import Context
-from ..dtypes import as_dtype
+from ..dtypes import as_dtype, is_float
 from .registry import Aval, F, defop
 
 
 def _cast_vjp(c, g):
     src = c.in_dtypes[0]
-    if src.kind not in "fc":
+    if not is_float(src):
         return (None,)
     return (F.cast(g, dtype=src),)
 

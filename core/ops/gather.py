@@ -10,7 +10,7 @@ import math
 
 import numpy
 
-from ..dtypes import as_dtype
+from ..dtypes import as_dtype, is_float, is_integer
 from .index import add_at, check_bounds
 from .infer import fmt
 from .registry import Aval, F, defop
@@ -27,7 +27,7 @@ def _as_int(xp, idx):
 
 
 def _check_int_like(name, idx):
-    if isinstance(idx, Aval) and idx.dtype.kind not in "iuf":
+    if isinstance(idx, Aval) and not (is_integer(idx.dtype) or is_float(idx.dtype)):
         raise TypeError(f"{name}: indices must be integers (or floats holding integers), got "
                         f"{idx.dtype.name}")
 
@@ -75,7 +75,7 @@ def _take_key(xp, shape, indices, axis, mode):
 
 def _take_vjp(c, g):
     shape, dtype = c.node.in_meta[0]
-    if dtype.kind not in "fc":
+    if not is_float(dtype):
         return None, None
     base, key = _take_key(c.node.ctx.xp, shape, c.node.in_data[1], c.attrs["axis"],
                           c.attrs["mode"])
@@ -117,7 +117,7 @@ def _pick_index(xp, shape, index, axis, keepdims, mode):
 
 def _pick_vjp(c, g):
     shape, dtype = c.node.in_meta[0]
-    if dtype.kind not in "fc":
+    if not is_float(dtype):
         return None, None
     xp = c.node.ctx.xp
     a = c.attrs
@@ -163,7 +163,7 @@ def _gather_nd_infer(data, indices):
 
 @defop("gather_nd", infer=_gather_nd_infer, inputs=("data", "indices"), nd=("gather_nd",),
        vjp=lambda c, g: (F.scatter_nd(g, c.inputs[1], shape=c.in_shapes[0])
-                         if c.in_dtypes[0].kind in "fc" else None, None))
+                         if is_float(c.in_dtypes[0]) else None, None))
 def _gather_nd(xp, data, indices):
     """``data[indices[0], ..., indices[M-1]]``: indices of shape (M, ...) index M axes."""
     return data[_nd_key(xp, indices, data.shape)]
@@ -183,7 +183,7 @@ def _scatter_nd_infer(data, indices, shape=()):
 
 @defop("scatter_nd", infer=_scatter_nd_infer, inputs=("data", "indices"), attrs={"shape": ()},
        nd=("scatter_nd",),
-       vjp=lambda c, g: (F.gather_nd(g, c.inputs[1]) if c.in_dtypes[0].kind in "fc" else None,
+       vjp=lambda c, g: (F.gather_nd(g, c.inputs[1]) if is_float(c.in_dtypes[0]) else None,
                          None))
 def _scatter_nd(xp, data, indices, shape=()):
     """Zeros of ``shape`` with ``data`` added at ``indices`` (repeats add up)."""

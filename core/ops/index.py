@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..dtypes import is_float
 from .broadcast import sum_to
 from .registry import Aval, F, defop
 from .shape import axis_of
@@ -205,7 +206,7 @@ def to_value_shape(g, shape, dtype):
 # ------------------------------------------------------------------ x[key]
 def _getitem_vjp(c, g):
     shape, dtype = c.node.in_meta[0]
-    if dtype.kind not in "fc":
+    if not is_float(dtype):
         return (None,)
     return (F._scatter_add(g, key=c.attrs["key"], shape=shape),)
 
@@ -235,9 +236,9 @@ def _update_infer(x, value, key=()):
 def _update_vjp(c, g):
     key = c.attrs["key"]
     (_, xdt), vm = c.node.in_meta
-    gx = F._index_update(g, 0, key=key) if xdt.kind in "fc" else None
+    gx = F._index_update(g, 0, key=key) if is_float(xdt) else None
     gv = None
-    if vm is not None and vm[1].kind in "fc":
+    if vm is not None and is_float(vm[1]):
         gv = to_value_shape(F._getitem(g, key=key), vm[0], vm[1])
     return gx, gv
 
@@ -282,7 +283,7 @@ def _slice_vjp(key_of):
     def vjp(c, g):
         shape, dtype = c.node.in_meta[0]
         gx = None
-        if dtype.kind in "fc":
+        if is_float(dtype):
             gx = F._scatter_add(g, key=key_of(shape, **c.attrs), shape=shape)
         return (gx,) + (None,) * (len(c.node.in_meta) - 1)
 
@@ -351,7 +352,7 @@ def _slice_like_infer(x, like, axes=()):
 
 def _slice_like_vjp(c, g):
     (shape, dtype), (lshape, _) = c.node.in_meta
-    if dtype.kind not in "fc":
+    if not is_float(dtype):
         return None, None
     return F._scatter_add(g, key=_like_key(shape, lshape, c.attrs["axes"]), shape=shape), None
 

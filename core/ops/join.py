@@ -10,7 +10,7 @@ import math
 
 import numpy
 
-from ..dtypes import as_dtype
+from ..dtypes import as_dtype, is_float
 from .infer import fmt, result_type
 from .registry import Aval, F, defop
 from .shape import axis_of, int_tuple
@@ -58,7 +58,7 @@ def _concat_vjp(c, g):
     parts = parts if isinstance(parts, tuple) else (parts,)
     out = []
     for p, (s, d) in zip(parts, c.node.in_meta):
-        if d.kind not in "fc":
+        if not is_float(d):
             out.append(None)
             continue
         if axis is None:
@@ -97,7 +97,7 @@ def _stack_vjp(c, g):
     ax = axis_of("stack", c.attrs["axis"], g.shape)
     parts = F.split(g, indices_or_sections=n, axis=ax, squeeze_axis=True)
     parts = parts if isinstance(parts, tuple) else (parts,)
-    return tuple(None if d.kind not in "fc" else p if p.dtype == d else F.cast(p, dtype=d)
+    return tuple(None if not is_float(d) else p if p.dtype == d else F.cast(p, dtype=d)
                  for p, (_, d) in zip(parts, c.node.in_meta))
 
 

@@ -18,13 +18,13 @@ import math
 
 import numpy
 
+from ..dtypes import is_float
 from .broadcast import sum_to
 from .infer import is_aval, norm_axis, reduced_shape, shape_of
 from .matmul import (
     const,
     desc,
     eye,
-    is_float,
     mat_shapes,
     matmul_raw,
     mT,
@@ -564,7 +564,7 @@ def _norm_plan(x, ord, axis):
 
 def _lnorm_infer(x, ord=None, axis=None, keepdims=False):
     kind, axes = _norm_plan(x, ord, axis)
-    dt = x.dtype if x.dtype.kind == "f" else _F64
+    dt = x.dtype if is_float(x.dtype) else _F64
     if kind == "matrix" and ord in (2, -2, "nuc"):
         dt = _lin_dtype("linalg_norm", x.dtype, ("x",), (x,))
     shape = reduced_shape(x.shape, set(axes), keepdims)
@@ -646,5 +646,5 @@ def _linalg_norm(xp, x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm (NumPy's linalg.norm)."""
     axis = tuple(axis) if isinstance(axis, list) else axis
     out = xp.asarray(xp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims))
-    dt = x.dtype if x.dtype.kind == "f" else _F64
+    dt = x.dtype if is_float(x.dtype) else _F64
     return out if out.dtype == dt else out.astype(dt)

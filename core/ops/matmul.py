@@ -12,6 +12,7 @@ import string
 
 import numpy
 
+from ..dtypes import is_float
 from ..ndarray import NDArray
 from .broadcast import sum_to
 from .infer import is_aval, shape_of
@@ -21,10 +22,6 @@ _LETTERS = string.ascii_letters
 
 
 # --------------------------------------------------------------- helpers shared with linalg
-def is_float(dtype) -> bool:
-    return dtype is not None and dtype.kind in "fc"
-
-
 def _dtype_name(a) -> str:
     return a.dtype.name if is_aval(a) else type(a).__name__
 

@@ -22,10 +22,11 @@ import math
 import numbers
 import operator
 
+import ml_dtypes
 import numpy
 
 from .. import random as _random
-from ..dtypes import FLOATS, as_dtype, bfloat16, float16, float32, float64, int64
+from ..dtypes import FLOATS, as_dtype, bfloat16, float16, float32, float64, int64, is_float
 from ..ndarray import NDArray
 from .registry import Aval, F, defop
 
@@ -521,7 +522,8 @@ def _choice(xp, a, size=None, replace=True, p=None, ctx=None):
     if p is not None:
         pdt = numpy.dtype(p.dtype) if hasattr(p, "dtype") else float64
         p = _to_xp(xp, p, float64)
-        atol = math.sqrt(numpy.finfo(pdt if pdt.kind == "f" else float64).eps)
+        # ml_dtypes.finfo: NumPy's has no bfloat16/float8 (their kind is "V", not "f")
+        atol = math.sqrt(float(ml_dtypes.finfo(pdt if is_float(pdt) else float64).eps))
         if _any(p < 0) or abs(float(p.sum()) - 1.0) > max(atol, 1e-8):
             raise ValueError("probabilities must be non-negative and sum to 1")
     if p is None and replace:

@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from ..dtypes import FLOATS, as_dtype, bfloat16
+from ..dtypes import as_dtype, bfloat16, is_float
 from .infer import norm_axes, norm_axis, reduced_shape, require_float, ufunc_dtype
 from .registry import Aval, F, defop
 
@@ -97,7 +97,7 @@ def _mean_dtype(name, dt, dtype=None):
     """NumPy's result dtype of mean/std/var: integers and bools give float64."""
     if dtype is not None:
         return as_dtype(dtype, name)
-    return dt if dt in FLOATS else _F64
+    return dt if is_float(dt) else _F64
 
 
 def _same_dtype(name, dt, dtype=None):
@@ -113,7 +113,7 @@ def _acc(xp, name, x, dt, **kw):
     float32 when bfloat16 is involved: NumPy would accumulate in bfloat16."""
     res = dt
     if dt == bfloat16 or x.dtype == bfloat16:
-        x, dt = x.astype(_F32), (_F32 if dt in FLOATS else dt)
+        x, dt = x.astype(_F32), (_F32 if is_float(dt) else dt)
     # array methods skip NumPy's function dispatch, a few microseconds a call
     out = getattr(xp, name)(x, dtype=dt, **kw) if name.startswith("nan") else \
         getattr(x, name)(dtype=dt, **kw)
@@ -123,10 +123,6 @@ def _acc(xp, name, x, dt, **kw):
 def _by(name):
     """``compute`` for a reduction that has a ``dtype`` argument."""
     return lambda xp, x, axes, kd, dt: _acc(xp, name, x, dt, axis=axes, keepdims=kd)
-
-
-def _is_float(dt) -> bool:
-    return dt in FLOATS
 
 
 # --------------------------------------------------------------- gradient helpers
@@ -197,13 +193,13 @@ def _reduction(name, compute, out_dtype, vjp, nd=None, np=None, dtype_attr=True,
 
 # --------------------------------------------------------------- sum, mean, prod
 def _sum_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     return (_spread(c, g),)
 
 
 def _mean_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     axes = _vjp_axes(c)
     return (_spread(c, g * (1.0 / max(_count(c, axes), 1)), axes),)
@@ -214,7 +210,7 @@ def _prod_vjp(c, g):
     # prod / x_i; with one zero at z it is the product of the non-zeros at z and
     # x_z * (that product) / x_i = 0 elsewhere, written so that second derivatives
     # stay right; with two or more zeros it is 0.
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     x = c.inputs[0]
     axes = _vjp_axes(c)
@@ -240,7 +236,7 @@ _reduction("prod", _by("prod"), _sum_dtype, _prod_vjp,
 # --------------------------------------------------------------- max, min
 def _extreme_vjp(c, g):
     # The gradient is split evenly among the positions that attain the extreme.
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     x = c.inputs[0]
     axes = _vjp_axes(c)
@@ -268,13 +264,13 @@ _reduction("any", lambda xp, x, axes, kd, dt: x.any(axis=axes, keepdims=kd),
 
 # --------------------------------------------------------------- NaN-ignoring sum and mean
 def _nansum_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     return (F.where(F.isnan(c.inputs[0]), 0, _spread(c, g)),)
 
 
 def _nanmean_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     x = c.inputs[0]
     axes = _vjp_axes(c)
@@ -286,7 +282,7 @@ def _nanmean_vjp(c, g):
 _reduction("nansum", _by("nansum"),
            _sum_dtype, _nansum_vjp, doc="Sum over ``axis`` treating NaN as zero.")
 _reduction("nanmean", _by("nanmean"),
-           _mean_dtype, _nanmean_vjp, scalar_ok=lambda dt: dt in FLOATS,
+           _mean_dtype, _nanmean_vjp, scalar_ok=is_float,
            doc="Mean over ``axis`` ignoring NaN; integers give float64.")
 
 
@@ -336,7 +332,7 @@ def _moment_infer(name):
 
 def _moment_vjp(c, g):
     # d var / dx = 2 (x - mean) / (N - ddof); d std = d var / (2 std), 0 where std is 0.
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     x = c.inputs[0]
     axes = _axes(c.node.op.name, x, c.attrs["axis"], scalar_ok=False)
@@ -377,7 +373,7 @@ def _norm_infer(x, ord=2, axis=None, out_dtype=None, keepdims=False):
 
 
 def _norm_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     x = c.inputs[0]
     if c.attrs["ord"] == 1:
@@ -392,7 +388,7 @@ def _norm(xp, x, ord=2, axis=None, out_dtype=None, keepdims=False):
     """L1 (``ord=1``) or L2 (``ord=2``) norm of the elements over ``axis`` (all by default)."""
     dt = _norm_infer(Aval(x.shape, x.dtype), ord, axis, out_dtype, keepdims).dtype
     axes = _axes("norm", x, axis)
-    if x.dtype not in FLOATS:
+    if not is_float(x.dtype):
         x = x.astype(_F64)
     elif x.dtype.itemsize < 4:  # float16/bfloat16: x * x overflows or loses bits
         x = x.astype(_F32)
@@ -421,7 +417,7 @@ def _lse(xp, x, axes, keepdims, dt):
 
 
 def _lse_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     axes = _vjp_axes(c)
     y = F._unreduce(c.out, shape=c.in_shapes[0], axes=axes, keepdims=c.attrs["keepdims"])
@@ -442,7 +438,7 @@ def _scan_infer(h, axis=None, reverse=False, shape=None):
 
 
 def _scan_vjp(c, g):
-    if not _is_float(c.in_dtypes[0]):
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     a = c.attrs
     return (F._scan(g, axis=a["axis"], reverse=not a["reverse"], shape=c.in_shapes[0]),)
@@ -492,7 +488,7 @@ def _scan_axis(c):
 
 def _cumsum_vjp(c, g):
     dt = c.in_dtypes[0]
-    if not _is_float(dt):
+    if not is_float(dt):
         return (None,)
     gx = F._scan(g, axis=_scan_axis(c), reverse=True, shape=c.in_shapes[0])
     return (gx if gx.dtype == dt else F.cast(gx, dtype=dt),)
@@ -504,7 +500,7 @@ def _cumprod_vjp(c, g):
     # the cumprod where x_z is replaced by 1; after z it is x_z * b_i / x_i, which is 0
     # but keeps the second derivatives right (with at most one zero per line).
     dt = c.in_dtypes[0]
-    if not _is_float(dt):
+    if not is_float(dt):
         return (None,)
     x, y = c.inputs[0], c.out
     if g.dtype != dt:

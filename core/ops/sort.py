@@ -10,7 +10,7 @@ import math
 
 import numpy
 
-from ..dtypes import FLOATS, as_dtype
+from ..dtypes import as_dtype, is_float, is_integer
 from .infer import norm_axis
 from .registry import Aval, F, defop
 
@@ -37,7 +37,7 @@ def _axis(name, x, axis):
 
 def _index_dtype(name, dtype):
     dt = as_dtype(dtype, name)
-    if dt.kind not in "iuf":
+    if not (is_integer(dt) or is_float(dt)):
         raise TypeError(f"{name}: the index dtype must be an integer or floating-point type, "
                         f"got {dt.name}")
     return dt
@@ -69,7 +69,7 @@ def _sort_infer(x, axis=-1, is_ascend=True, kind=None):
 
 def _sort_vjp(c, g):
     x = c.inputs[0]
-    if x.dtype not in FLOATS:
+    if not is_float(x.dtype):
         return (None,)
     a = c.attrs
     idx = F.argsort(x, axis=a["axis"], is_ascend=a["is_ascend"], dtype="int64")
@@ -135,7 +135,7 @@ def _topk_infer(x, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="floa
 
 def _topk_vjp(c, g):
     a = c.attrs
-    if a["ret_typ"] not in ("value", "both") or c.in_dtypes[0] not in FLOATS:
+    if a["ret_typ"] not in ("value", "both") or not is_float(c.in_dtypes[0]):
         return (None,)
     if a["ret_typ"] == "both":
         g, idx = g[0], c.outputs[1]
@@ -185,7 +185,7 @@ def _full_index(xp, idx, axis):
 
 
 def _gather_infer(x, indices, axis=-1):
-    if indices.dtype.kind not in "iuf":
+    if not (is_integer(indices.dtype) or is_float(indices.dtype)):
         raise TypeError(f"_gather_along_axis: indices must be integers, got {_desc(indices)}")
     if axis is not None:
         _axis("_gather_along_axis", x, axis)
@@ -207,7 +207,7 @@ def _gather_along_axis(xp, x, indices, axis=-1):
 
 
 def _scatter_infer(g, indices, axis=-1, shape=()):
-    if indices.dtype.kind not in "iuf":
+    if not (is_integer(indices.dtype) or is_float(indices.dtype)):
         raise TypeError(f"_scatter_along_axis: indices must be integers, got {_desc(indices)}")
     if tuple(indices.shape) != tuple(g.shape):
         raise ValueError(f"_scatter_along_axis: values {_desc(g)} and indices "

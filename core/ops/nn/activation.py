@@ -28,6 +28,7 @@ import numpy
 
 from ... import autograd, cuda
 from ... import random as _random
+from ...dtypes import is_float
 from ..broadcast import sum_to
 from ..infer import fmt, require_float
 from ..registry import Aval, F, defop, invoke, is_tracing
@@ -307,8 +308,8 @@ def _gelu_d1(xp, w, approximate):
 
 
 def _gelu_grad_infer(x, g, approximate=False):
-    if x.shape != g.shape or x.dtype.kind != "f":
-        raise ValueError(f"_gelu_grad: x and g must be float arrays of one shape, got "
+    if x.shape != g.shape or not is_float(x.dtype):
+        raise ValueError(f"_gelu_grad: x and g must be floating-point arrays of one shape, got "
                          f"{fmt([x, g])}")
     return Aval(x.shape, numpy.result_type(x.dtype, g.dtype))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy
 
+from ...dtypes import is_float, is_integer
 from ..infer import fmt, require_float
 from ..registry import Aval, F, defop
 
@@ -35,7 +36,7 @@ def _ctc_check(name, data, label, data_lengths, label_lengths, use_data_lengths,
     if label.ndim != 2 or label.shape[0] != data.shape[1]:
         raise ValueError(f"{name}: label must be 2-D (batch={data.shape[1]}, max label length), "
                          f"got {fmt(avals)}")
-    if label.dtype.kind not in "iuf":
+    if not (is_integer(label.dtype) or is_float(label.dtype)):
         raise TypeError(f"{name}: labels must be integers or floats holding integers, got "
                         f"{fmt(avals)}")
     if blank_label not in ("first", "last"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy
 
+from ...dtypes import is_float, is_integer
 from ..index import add_at
 from ..infer import fmt
 from ..registry import Aval, F, defop
@@ -55,7 +56,7 @@ def scatter_rows(xp, idx, g2, n):
 def _emb_infer(data, weight, input_dim=None, output_dim=None, dtype="float32",
                sparse_grad=False):
     avals = [data, weight]
-    if data.dtype.kind not in "iuf":
+    if not (is_integer(data.dtype) or is_float(data.dtype)):
         raise TypeError(f"Embedding: ids must be integers or floats holding integers, got "
                         f"{fmt(avals)}")
     if weight.ndim != 2:
@@ -70,7 +71,7 @@ def _emb_infer(data, weight, input_dim=None, output_dim=None, dtype="float32",
 
 
 def _emb_vjp(c, g):
-    if c.node.parents[1] is None or c.in_dtypes[1].kind != "f":
+    if c.node.parents[1] is None or not is_float(c.in_dtypes[1]):
         return None, None
     gw = F._embedding_grad(c.inputs[0], g, input_dim=c.in_shapes[1][0])
     if gw.dtype != c.in_dtypes[1]:

@@ -15,6 +15,7 @@ import math
 
 import numpy
 
+from ...dtypes import is_float
 from ..infer import fmt
 from ..registry import Aval, F, defop
 
@@ -35,7 +36,7 @@ def _out_shape(shape, flatten, num_hidden):
 def _fc_infer(data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True):
     avals = [data, weight] + ([bias] if bias is not None else [])
     for a in avals:
-        if a.dtype.kind != "f":
+        if not is_float(a.dtype):
             raise TypeError(f"FullyConnected: expects floating-point inputs, got {fmt(avals)}; "
                             "cast with .astype('float32')")
     if data.ndim < 1:
@@ -60,7 +61,7 @@ def _fc_infer(data, weight, bias=None, num_hidden=None, no_bias=False, flatten=T
 
 def _wanted(node):
     """The input dtypes that want a gradient (float inputs attached to the graph), else None."""
-    return [m[1] if p is not None and m is not None and m[1].kind == "f" else None
+    return [m[1] if p is not None and m is not None and is_float(m[1]) else None
             for p, m in zip(node.parents, node.in_meta)]
 
 
@@ -106,7 +107,7 @@ def _fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False
         >>> nd.FullyConnected(x, w, b, num_hidden=4).asnumpy().tolist()
         [[3.0, 4.0, 5.0, 6.0], [3.0, 4.0, 5.0, 6.0]]
     """
-    if data.dtype.kind != "f" or weight.dtype.kind != "f":
+    if not (is_float(data.dtype) and is_float(weight.dtype)):
         raise TypeError("dtype")  # infer explains
     x = data if data.ndim == 2 else data.reshape(_in_shape(data.shape, flatten))
     if num_hidden is not None and int(num_hidden) != weight.shape[0]:

@@ -25,6 +25,7 @@ import math
 
 import numpy
 
+from ...dtypes import is_float, is_integer
 from ..broadcast import sum_to
 from ..infer import broadcast, fmt, norm_axis, require_float
 from ..registry import Aval, F, defop
@@ -53,7 +54,7 @@ def check_labels(xp, lab, classes, ignore=None):
 
 
 def _check_label_dtype(name, label, avals):
-    if label.dtype.kind not in "iuf":
+    if not (is_integer(label.dtype) or is_float(label.dtype)):
         raise TypeError(f"{name}: labels must be integers or floats holding integers, got "
                         f"{fmt(avals)}")
 
@@ -155,7 +156,7 @@ def _ce_vjp(c, g):
     at = c.attrs
     gx = F._softmax_ce_grad(x, label, g, **at)
     gl = None
-    if not at["sparse"] and c.node.parents[1] is not None and c.in_dtypes[1].kind == "f":
+    if not at["sparse"] and c.node.parents[1] is not None and is_float(c.in_dtypes[1]):
         gl = F.log_softmax(x, axis=at["axis"]) * -F.expand_dims(g, axis=at["axis"])
         gl = sum_to(gl, c.in_shapes[1], c.in_dtypes[1])
     return gx, gl
@@ -208,7 +209,7 @@ def _ce_grad_vjp(c, h):
     gg = F.sum(h * F._softmax_ce_grad(x, label, F.ones_like(g), **at), axis=axis)
     gg = sum_to(gg, c.in_shapes[2], c.in_dtypes[2])
     gl = None
-    if not at["sparse"] and c.node.parents[1] is not None and c.in_dtypes[1].kind == "f":
+    if not at["sparse"] and c.node.parents[1] is not None and is_float(c.in_dtypes[1]):
         gl = gexp * (F.sum(h * p, axis=axis, keepdims=True) - h)
         gl = sum_to(gl, c.in_shapes[1], c.in_dtypes[1])
     return gx, gl, gg
@@ -380,16 +381,16 @@ _EPS = 1e-12
 def _bce_dtype(*xs):
     """The floating-point inputs' common dtype (integer and boolean labels follow logits)."""
     return numpy.result_type(*[x.dtype for x in xs
-                               if x is not None and hasattr(x, "dtype") and x.dtype.kind == "f"])
+                               if x is not None and is_float(getattr(x, "dtype", None))])
 
 
 def _bce_infer(logits, label, pos_weight=None, from_logits=True):
     name = "sigmoid_binary_cross_entropy"
     avals = [a for a in (logits, label, pos_weight) if a is not None]
     for a in avals:
-        if hasattr(a, "dtype") and a.dtype.kind not in "fiub":
+        if hasattr(a, "dtype") and not (is_float(a.dtype) or a.dtype.kind in "iub"):
             raise TypeError(f"{name}: inputs must be numeric, got {fmt(avals)}")
-    if getattr(logits, "dtype", None) is None or logits.dtype.kind != "f":
+    if not is_float(getattr(logits, "dtype", None)):
         raise TypeError(f"{name}: logits must be floating-point, got {fmt(avals)}")
     return Aval(broadcast(name, *avals), _bce_dtype(logits, label, pos_weight))
 
@@ -424,7 +425,7 @@ def _bce_vjp(c, g):
             gpw = -g * z * lp
     out = []
     for grad, parent, shape, dt in zip((gx, gz, gpw), c.node.parents, shapes, dts):
-        if grad is None or parent is None or dt is None or dt.kind != "f":
+        if grad is None or parent is None or not is_float(dt):
             out.append(None)
         else:
             out.append(sum_to(grad, shape, dt))

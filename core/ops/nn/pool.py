@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import numpy
 
-from ...dtypes import FLOATS
+from ...dtypes import is_float
 from ..infer import fmt
 from ..registry import Aval, F, defop
 
@@ -227,10 +227,10 @@ def _geometry(name, shape, kernel, pool_type, global_pool, convention, stride, p
 
 
 def _check_dtype(name, x, pool_type):
-    kinds = "f" if pool_type in ("avg", "lp") else "fiu"
-    if x.dtype not in FLOATS and x.dtype.kind not in kinds:
+    floats_only = pool_type in ("avg", "lp")
+    if not (is_float(x.dtype) or (not floats_only and x.dtype.kind in "iu")):
         raise TypeError(f"{name}: pool_type={pool_type!r} needs a "
-                        f"{'floating-point' if kinds == 'f' else 'numeric'} input, got "
+                        f"{'floating-point' if floats_only else 'numeric'} input, got "
                         f"{fmt([x])}")
 
 
@@ -346,7 +346,7 @@ def _sum_attrs(attrs):
 
 def _pool_vjp(c, g):
     x = c.inputs[0]
-    if c.in_dtypes[0] not in FLOATS:
+    if not is_float(c.in_dtypes[0]):
         return (None,)
     attrs = c.attrs
     t = attrs["pool_type"]
@@ -367,7 +367,7 @@ def _pool_vjp(c, g):
 def _pooling(xp, x, **attrs):
     """Max, average, sum or lp pooling over 1-D/2-D/3-D windows (MXNet's Pooling)."""
     geo = geometry("Pooling", x.shape, **attrs)
-    if geo.pool_type in ("avg", "lp") and x.dtype not in FLOATS:
+    if geo.pool_type in ("avg", "lp") and not is_float(x.dtype):
         raise TypeError("integer input")  # infer explains
     return pool_forward(xp, x, geo)
 

@@ -30,6 +30,7 @@ import numpy
 
 from ... import autograd as _autograd
 from ... import random as _random
+from ...dtypes import is_float, is_integer
 from ..infer import fmt
 from ..registry import REGISTRY, Aval, F, defop, invoke, is_tracing
 from . import rnn_cells as _cells
@@ -82,7 +83,8 @@ class _Config:
                              f"in that order), got {fmt([data])} {where}")
         if data.dtype not in _FLOATS:
             raise TypeError(f"RNN: data must be float16, float32 or float64, got "
-                            f"{data.dtype} {where}")
+                            f"{data.dtype} {where}; the fused RNN has no bfloat16/float8 "
+                            f"path: cast data and parameters with .astype('float32')")
         H = _int(at.get("state_size"), "state_size")
         L = _int(at.get("num_layers", 1), "num_layers")
         D = 2 if at.get("bidirectional") else 1
@@ -137,7 +139,7 @@ class _Config:
                 raise ValueError(f"RNN: use_sequence_length=True needs sequence_length of shape "
                                  f"({N},) (one length per batch entry), got "
                                  f"{fmt([sequence_length])} {where}")
-            if sequence_length.dtype.kind not in "iuf":
+            if not (is_integer(sequence_length.dtype) or is_float(sequence_length.dtype)):
                 raise TypeError(f"RNN: sequence_length must hold integers or floats, got "
                                 f"{sequence_length.dtype} {where}")
 

@@ -12,6 +12,7 @@ order work.
 """
 from __future__ import annotations
 
+from ...dtypes import is_float, is_integer
 from ...ndarray import NDArray
 from ..infer import fmt, norm_axis
 from ..registry import Aval, F, defop
@@ -39,7 +40,7 @@ def _check(name, data, sequence_length, use_sequence_length, axis):
             raise ValueError(f"{name}: sequence_length must have shape ({data.shape[batch]},) "
                              f"(one length per batch entry of data {data.shape} with "
                              f"axis={axis}), got {sequence_length.shape}")
-        if sequence_length.dtype.kind not in "iuf":
+        if not (is_integer(sequence_length.dtype) or is_float(sequence_length.dtype)):
             raise TypeError(f"{name}: sequence_length must hold integers or floats, got "
                             f"{sequence_length.dtype}")
     return ax, batch

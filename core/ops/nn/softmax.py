@@ -23,7 +23,7 @@ _F32 = numpy.dtype(numpy.float32)
 
 
 def compute_dtype(dt):
-    """The dtype softmax computes in: float32 for the 2-byte floats."""
+    """The dtype softmax computes in: float32 for the 1- and 2-byte floats."""
     return _F32 if dt.itemsize < 4 else dt
 
 
@@ -32,7 +32,7 @@ def length_mask(xp, shape, length, axis):
     n = shape[axis]
     pos = xp.arange(n).reshape((n,) + (1,) * (len(shape) - 1 - axis))
     lim = xp.expand_dims(xp.asarray(length), axis)
-    if lim.dtype.kind == "f":
+    if is_float(lim.dtype):
         lim = lim.astype(numpy.int64)
     return pos < lim
 
@@ -114,7 +114,7 @@ def _back(c, gx):
     if t is not None and t != 1:
         gx = gx * (1.0 / t)
     dt = c.in_dtypes[0]
-    if dt.kind != "f":
+    if not is_float(dt):
         return None, None
     if gx.dtype != dt:
         gx = F.cast(gx, dtype=dt)
