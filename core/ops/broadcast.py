@@ -1,6 +1,9 @@
 """Broadcasting: ``broadcast_to``, ``broadcast_like`` and the gradient's ``sum_to``."""
 from __future__ import annotations
 
+import numpy
+
+from ..dtypes import ML_FLOATS
 from .infer import fmt
 from .registry import Aval, F, defop
 
@@ -8,8 +11,6 @@ from .registry import Aval, F, defop
 def _bt_infer(x, shape=()):
     shape = tuple(int(s) for s in shape)
     try:
-        import numpy
-
         out = numpy.broadcast_shapes(x.shape, shape)
     except ValueError:
         out = None
@@ -65,8 +66,6 @@ def _sum_axes(in_shape, shape):
 def _sum_to_infer(x, shape=()):
     shape = tuple(shape)
     try:
-        import numpy
-
         ok = numpy.broadcast_shapes(shape, x.shape) == x.shape
     except ValueError:
         ok = False
@@ -78,9 +77,11 @@ def _sum_to_infer(x, shape=()):
 @defop("sum_to", infer=_sum_to_infer, attrs={"shape": ()}, save=False,
        vjp=lambda c, g: (F.broadcast_to(g, shape=c.in_shapes[0]),))
 def _sum_to(xp, x, shape=()):
-    """Sum ``x`` down to ``shape`` (the adjoint of broadcasting)."""
+    """Sum ``x`` down to ``shape`` (the adjoint of broadcasting; bfloat16 and float8
+    accumulate in float32, see ``core.dtypes.ML_FLOATS``)."""
     lead, axes = _sum_axes(x.shape, tuple(shape))
-    out = x.sum(axis=axes, keepdims=True) if axes else x
+    wide = numpy.float32 if x.dtype in ML_FLOATS else None
+    out = x.sum(axis=axes, keepdims=True, dtype=wide) if axes else x
     if lead:
         out = out.reshape(out.shape[lead:])
     return out.astype(x.dtype, copy=False)

@@ -11,7 +11,7 @@ import math
 import numpy
 
 from ..dtypes import as_dtype, is_float, is_integer
-from .index import add_at, check_bounds
+from .index import check_bounds, scatter_zeros
 from .infer import fmt
 from .registry import Aval, F, defop
 from .shape import axis_of
@@ -188,9 +188,7 @@ def _scatter_nd_infer(data, indices, shape=()):
 def _scatter_nd(xp, data, indices, shape=()):
     """Zeros of ``shape`` with ``data`` added at ``indices`` (repeats add up)."""
     shape = tuple(int(s) for s in shape)
-    out = xp.zeros(shape, data.dtype)
-    add_at(xp, out, _nd_key(xp, indices, shape), data)
-    return out
+    return scatter_zeros(xp, shape, _nd_key(xp, indices, shape), data)
 
 
 # ------------------------------------------------------------------ one_hot

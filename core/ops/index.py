@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..dtypes import is_float
+from ..dtypes import ML_FLOATS, is_float
 from .broadcast import sum_to
 from .registry import Aval, F, defop
 from .shape import axis_of
@@ -174,6 +174,18 @@ def has_array(key) -> bool:
     return any(hasattr(k, "shape") for k in (key if isinstance(key, tuple) else (key,)))
 
 
+def scatter_zeros(xp, shape, key, value):
+    """Zeros of ``shape`` (``value``'s dtype) with ``value`` added at ``key``.
+
+    Repeated indices of a bfloat16 or float8 ``value`` accumulate in float32 (in the
+    narrow dtype, many small gradients added into one row would be lost)."""
+    dt = value.dtype
+    wide = dt in ML_FLOATS and has_array(key)
+    out = xp.zeros(tuple(shape), numpy.float32 if wide else dt)
+    add_at(xp, out, key, value)
+    return out.astype(dt) if wide else out
+
+
 def add_at(xp, out, key, value):
     """``out[key] += value`` where repeated indices accumulate."""
     if not has_array(key):
@@ -273,9 +285,7 @@ def _scatter_add(xp, value, key=(), shape=()):
     key = raw_key(xp, key)
     if has_array(key):
         check_bounds(tuple(shape), key)
-    out = xp.zeros(tuple(shape), value.dtype)
-    add_at(xp, out, key, value)
-    return out
+    return scatter_zeros(xp, shape, key, value)
 
 
 # ------------------------------------------------------------------ MXNet's slices

@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from ..dtypes import as_dtype, bfloat16, is_float
+from ..dtypes import ML_FLOATS, as_dtype, is_float
 from .infer import norm_axes, norm_axis, reduced_shape, require_float, ufunc_dtype
 from .registry import Aval, F, defop
 
@@ -110,9 +110,9 @@ def _bool_dtype(name, dt, dtype=None):
 
 def _acc(xp, name, x, dt, **kw):
     """``x.<name>(dtype=dt, **kw)`` (``xp.nan*`` for the NaN reductions), computed in
-    float32 when bfloat16 is involved: NumPy would accumulate in bfloat16."""
+    float32 when bfloat16 or float8 is involved: NumPy would accumulate in them."""
     res = dt
-    if dt == bfloat16 or x.dtype == bfloat16:
+    if dt in ML_FLOATS or x.dtype in ML_FLOATS:
         x, dt = x.astype(_F32), (_F32 if is_float(dt) else dt)
     # array methods skip NumPy's function dispatch, a few microseconds a call
     out = getattr(xp, name)(x, dtype=dt, **kw) if name.startswith("nan") else \
@@ -304,7 +304,7 @@ def _arg(name, fn_name, doc):
 
     def forward(xp, x, axis=None, keepdims=False, dtype="int64"):
         ax, axes = _arg_axes(name, x, axis)
-        if x.dtype == bfloat16:
+        if x.dtype in ML_FLOATS:
             x = x.astype(_F32)
         out = getattr(xp, fn_name)(x, axis=ax if x.ndim else None)
         if keepdims:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy
 
 from ...dtypes import is_float, is_integer
-from ..index import add_at
+from ..index import scatter_zeros
 from ..infer import fmt
 from ..registry import Aval, F, defop
 
@@ -48,9 +48,7 @@ def scatter_rows(xp, idx, g2, n):
         sel = scipy.sparse.csc_matrix((numpy.ones(k, work.dtype), idx, numpy.arange(k + 1)),
                                       shape=(n, k))
         return numpy.asarray(sel @ work).astype(g2.dtype, copy=False)
-    out = xp.zeros((n, d), g2.dtype)
-    add_at(xp, out, idx, g2)
-    return out
+    return scatter_zeros(xp, (n, d), idx, g2)
 
 
 def _emb_infer(data, weight, input_dim=None, output_dim=None, dtype="float32",
