@@ -12,7 +12,7 @@ import numpy
 from . import autograd as _ag
 from . import engine as _engine
 from .context import Context, as_context
-from .dtypes import as_dtype
+from .dtypes import ML_FLOATS, as_dtype, is_float
 from .ndarray_np import NumpyMethods
 
 # Filled in by core.ops once the registry is loaded (the registry imports this module).
@@ -549,7 +549,7 @@ def _raw_index(arr, k):
         d = k._data
     else:
         d = arr._ctx.xp.asarray(k.asnumpy())
-    if d.dtype.kind == "f":
+    if is_float(d.dtype):
         # MXNet's arrays default to float32, so float index arrays are common there.
         as_int = d.astype(numpy.int64)
         if not bool((as_int == d).all()):
@@ -612,9 +612,9 @@ def array(source, ctx=None, dtype=None) -> NDArray:
     Args:
         source: a list, scalar, NumPy array, NDArray, or anything ``numpy.asarray`` takes.
         ctx: the context (default: the current one).
-        dtype: the dtype; by default an NDArray keeps its dtype and numeric data of any
-            other kind becomes float32 (MXNet's default). ``core.np.array`` keeps NumPy
-            arrays' dtypes instead.
+        dtype: the dtype; by default an NDArray keeps its dtype, so do bfloat16 and
+            float8 data, and numeric data of any other kind becomes float32 (MXNet's
+            default). ``core.np.array`` keeps NumPy arrays' dtypes instead.
 
     Example:
         >>> from core import nd
@@ -629,9 +629,10 @@ def array(source, ctx=None, dtype=None) -> NDArray:
         src = source
     else:
         src = numpy.asarray(source)
-        if dtype is None and src.dtype.kind in "iuf":
+        # bfloat16/float8 data keeps its dtype (ml_dtypes gives float8_e5m2 kind "f")
+        if dtype is None and src.dtype.kind in "iuf" and src.dtype not in ML_FLOATS:
             src = src.astype(numpy.float32)
-    if src.dtype.kind in "OUSV" and src.dtype.name != "bfloat16":
+    if src.dtype.kind in "OUSV" and not is_float(src.dtype):  # bfloat16/float8: kind "V"
         raise TypeError(f"array: cannot make an NDArray from data of dtype {src.dtype} "
                         f"({type(source).__name__}); only numbers and booleans are supported")
     dt = as_dtype(dtype, "array") if dtype is not None else as_dtype(src.dtype, "array")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as _numpy
 
 from .. import ops as _ops
+from ..dtypes import is_float
 from ..ndarray import NDArray
 from ._shaping import _arr
 
@@ -15,7 +16,7 @@ _F = _ops.F
 
 def _nan_fill(a, value):
     a = _arr(a)
-    if a.dtype.kind != "f":
+    if not is_float(a.dtype):
         return a
     return _F.where(_F.isnan(a), value, a).astype(a.dtype, copy=False)
 
@@ -23,7 +24,7 @@ def _nan_fill(a, value):
 def _nan_reduce(reduce, fill, a, axis, keepdims):
     """``reduce`` with NaN entries replaced by ``fill``; NaN where a slice is all NaN."""
     res = reduce(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
-    if res.dtype.kind != "f":
+    if not is_float(res.dtype):
         return res
     allnan = _F.all(_F.isnan(_arr(a)), axis=axis, keepdims=keepdims)
     return _F.where(allnan, _numpy.nan, res).astype(res.dtype, copy=False)
@@ -145,7 +146,7 @@ def signbit(x):
         [True, False, True, False]
     """
     x = _arr(x)
-    if x.dtype.kind != "f":
+    if not is_float(x.dtype):
         return _F.less(x, 0)
     return _F.less(_F.copysign(_F.ones_like(x), x), 0)
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes as _ml_dtypes
 import numpy as _numpy
 
 from .. import ops as _ops
+from ..dtypes import is_float
 from ..ndarray import NDArray
 from ._shaping import _arr
 
@@ -279,9 +281,9 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
         [-1.0, 1.0]
     """
     x = _arr(x)
-    if x.dtype.kind not in "fc":
+    if not is_float(x.dtype):
         return _F.copy(x) if copy else x
-    info = _numpy.finfo(x.dtype)
+    info = _ml_dtypes.finfo(x.dtype)  # NumPy's finfo has no bfloat16/float8
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     res = _F.where(_F.isnan(x), nan, x)

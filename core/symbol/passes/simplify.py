@@ -42,6 +42,7 @@ import numbers
 
 import numpy
 
+from ...dtypes import is_float
 from ...ops.registry import REGISTRY, Aval
 from ..graph import Entry, Graph, Node, map_graph
 from .dce import finish, with_inputs
@@ -82,13 +83,14 @@ def _raw(value):
 def _is_identity(slot, ident, op_name: str, dtype) -> bool:
     """Whether input ``slot`` (a literal or an entry) is everywhere the identity."""
     strict = (STRICT_SIGNED_ZERO and ident == 0 and op_name in ("add", "subtract")
-              and numpy.dtype(dtype).kind in "fc")
+              and is_float(dtype))
     want_neg = op_name == "add"  # x + (-0.0) and x - (+0.0) keep every bit
     if isinstance(slot, Entry):
         src = slot.node
         if not src.is_constant or src.num_outputs != 1:
             return False
         v = _raw(src.value)
+        # bfloat16/float8 constants (kind "V") are not scanned either: kept as they are
         if getattr(v, "size", _MAX_SCAN + 1) > _MAX_SCAN or v.dtype.kind in "OSUV":
             return False
         if not bool((v == ident).all()):
