@@ -38,6 +38,7 @@ from collections import OrderedDict, defaultdict
 
 from core import initializer, nd, serialization
 from core.context import ctx_or_device
+from core.dtypes import is_float
 from core.ndarray import NDArray
 from core.ops.registry import is_tracing
 
@@ -670,7 +671,7 @@ class HybridBlock(Block):
         if type(self).hybrid_forward is not HybridBlock.hybrid_forward:
             self._symbolic_infer(args, "dtype")
             return
-        floats = [a.dtype for a in _flatten_arrays(args) if a.dtype.kind == "f"]
+        floats = [a.dtype for a in _flatten_arrays(args) if is_float(a.dtype)]
         if floats:
             for p in self._own_params():
                 if p._data is None:

@@ -75,6 +75,7 @@ from core import autograd as _autograd
 from core import context as _context
 from core import np as _cnp
 from core import parallel as _parallel
+from core.dtypes import is_float
 from core.ndarray import NDArray
 
 from . import distribution_lib
@@ -455,7 +456,7 @@ class ReplicatedSteps:
             news = [a[vid] for a in after]
             if vid in trainable_ids and all(n is before for n in news):
                 continue  # the usual case: weights are only read by the forward pass
-            if vid not in metric_ids and before.dtype.kind not in "fc":
+            if vid not in metric_ids and not is_float(before.dtype):
                 if news[0] is not before:
                     before[...] = news[0].as_in_context(before.context)
                 continue

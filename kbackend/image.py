@@ -30,6 +30,7 @@ from keras.src.backend.common import dtypes, standardize_dtype
 from keras.src.backend.config import standardize_data_format
 
 from core import np as cnp
+from core.dtypes import is_float as _is_float
 from kbackend import random as _random
 from kbackend.core import cast, convert_to_numpy, convert_to_tensor
 
@@ -45,10 +46,6 @@ SCALE_AND_TRANSLATE_METHODS = {
 
 
 # ----------------------------------------------------------------------- helpers
-def _is_float(dtype: str) -> bool:
-    return dtype.startswith("float") or dtype == "bfloat16"
-
-
 def _compute_dtype(dtype: str) -> str:
     """float64 stays float64; everything else is computed in float32."""
     return "float64" if dtype == "float64" else "float32"

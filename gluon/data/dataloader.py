@@ -59,6 +59,7 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 import numpy
 
 import core
+from core.dtypes import is_float
 
 from . import sampler as _sampler
 from .batchify import (
@@ -160,7 +161,7 @@ def _array_to_shm(leaf, shm_dir: str):
     if not isinstance(leaf, _AsNDArray):
         return leaf
     arr = leaf.array
-    if arr.nbytes < _SHM_MIN_BYTES or arr.dtype.kind not in "biuf":
+    if arr.nbytes < _SHM_MIN_BYTES or not (arr.dtype.kind in "biu" or is_float(arr.dtype)):
         return leaf
     fd, path = tempfile.mkstemp(dir=shm_dir)
     try:

@@ -8,6 +8,7 @@ import numpy
 
 import core
 from core import NDArray, nd
+from core.dtypes import is_float
 
 from .._image import _check_image
 
@@ -242,7 +243,7 @@ class Normalize(_Transform):
     def _params(self, x):
         _check_image("Normalize", x, layout="(C, H, W)")
         dtype = numpy.dtype(x.dtype)
-        if dtype.kind != "f" and dtype.name != "bfloat16":
+        if not is_float(dtype):
             raise TypeError(f"Normalize: expected a floating-point tensor (C, H, W), got "
                             f"{dtype.name}; apply ToTensor (or Cast) first")
         channels = x.shape[-3]
