@@ -29,6 +29,7 @@ import numpy as np
 
 import core
 from core import autograd
+from core.dtypes import is_float
 from core.ndarray import AbstractValueError, NDArray
 from core.symbol import TRAIN, CachedOp, Tracer
 
@@ -111,7 +112,7 @@ def _describe(a: np.ndarray, b: np.ndarray) -> str:
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "fc":  # NaN equals NaN; otherwise bit patterns (+0 vs -0 differ)
+    if is_float(a.dtype):  # NaN equals NaN; otherwise bit patterns (+0 vs -0 differ)
         n = a.dtype.itemsize
         ua = np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (n,))
         ub = np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (n,))
@@ -157,7 +158,7 @@ def check_forward(call, args, kwargs, what: str) -> None:
 def diff_positions(args, diff) -> list[int]:
     if diff is not None:
         return list(diff)
-    return [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    return [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and is_float(a.dtype)]
 
 
 def check_gradients(call, args, kwargs, diff, what: str, rtol=None, atol=0.0) -> None:
@@ -182,7 +183,7 @@ def check_gradients(call, args, kwargs, diff, what: str, rtol=None, atol=0.0) ->
         return xs, outs
 
     xs_e, outs_e = run(False)
-    heads = [k for k, o in enumerate(outs_e) if o.dtype.kind == "f" and o._node is not None]
+    heads = [k for k, o in enumerate(outs_e) if is_float(o.dtype) and o._node is not None]
     if not heads:
         return
     head_grads = [core.nd.array(rng.standard_normal(outs_e[k].shape), dtype=outs_e[k].dtype)
@@ -223,7 +224,7 @@ def check_second_order(fn, args, what: str, rtol=None, atol=0.0) -> None:
             outs = op({names[i]: xs[i] for i in names}) if hybrid else as_tuple(fn(*xs))
             terms = []
             for k, o in enumerate(outs):
-                if o.dtype.kind != "f" or o._node is None:
+                if not is_float(o.dtype) or o._node is None:
                     continue
                 if k not in weights:
                     weights[k] = core.nd.array(rng.standard_normal(o.shape), dtype=o.dtype)
@@ -296,7 +297,7 @@ def row_cases(spec, check_rows):
         for dtype in spec.dtypes:
             for s in spec.samples(rng, dtype):
                 cases.append(("forward", spec.call, dtype, s))
-                if any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in s.args):
+                if any(isinstance(a, np.ndarray) and is_float(a.dtype) for a in s.args):
                     cases.append(("chain", spec.call, dtype, s))
         if spec.grad:
             rng = np.random.default_rng(2)
@@ -329,7 +330,7 @@ def row_cases(spec, check_rows):
 def _scaled(x):
     """``x * 2 * 0.5``: exact, but two elementwise steps the optimizer keeps (it simplifies
     only ``x * 1``), so the row's operator sits inside a fusable, in-place chain."""
-    if isinstance(x, NDArray) and x.dtype.kind == "f":
+    if isinstance(x, NDArray) and is_float(x.dtype):
         return x * 2.0 * 0.5
     return x
 

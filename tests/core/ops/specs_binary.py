@@ -8,7 +8,7 @@ from .op_db import BINARY_SHAPES, OpSpec, Sample, away_from, binary_samples, pos
 
 
 def _b(name, ref, gen_a=rand, gen_b=rand, scalars=(2.0,), call=None,
-       dtypes=("float32", "float64", "float16"), **kw):
+       dtypes=("float32", "float64", "float16", "bfloat16"), **kw):
     fn = call or getattr(nd, name)
     return OpSpec(name, fn, ref, binary_samples(gen_a, gen_b, scalars=scalars), dtypes=dtypes,
                   **kw)
@@ -64,4 +64,4 @@ def _where_samples(rng, d):
 
 
 SPECS.append(OpSpec("where", nd.where, np.where, _where_samples,
-                    dtypes=("float32", "float64", "int32")))
+                    dtypes=("float32", "float64", "float16", "bfloat16", "int32")))

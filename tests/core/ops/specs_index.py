@@ -8,7 +8,7 @@ from core.ops import F
 from .op_db import OpSpec, Sample, rand
 from .specs_shape import _raises, second_order
 
-_DT = ("float32", "float64", "int32", "bool")
+_DT = ("float32", "float64", "bfloat16", "int32", "bool")
 _I = np.array  # index arrays stay int64 NumPy arrays (never differentiated)
 
 

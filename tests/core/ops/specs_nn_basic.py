@@ -12,7 +12,7 @@ from core.ops import F
 
 from .op_db import OpSpec, Sample, away_from, rand
 
-FLOATS = ("float32", "float64")
+FLOATS = ("float32", "float64", "float16", "bfloat16")
 
 
 def _f64(x):

@@ -4,11 +4,12 @@ import itertools
 import numpy as np
 
 from core import nd
+from core.dtypes import is_float
 from core.ops import F
 
 from .op_db import OpSpec, Sample, away_from, rand
 
-FLOATS = ("float32", "float64")
+FLOATS = ("float32", "float64", "float16", "bfloat16")
 
 
 def _f64(x):
@@ -170,7 +171,7 @@ def _sog_samples(rng, d):
 # ----------------------------------------------------------------- binary cross-entropy
 def bce_ref(x, z, pos_weight=None, from_logits=True):
     dt = np.result_type(*[a.dtype for a in (x, z, pos_weight)
-                          if isinstance(a, np.ndarray) and a.dtype.kind == "f"])
+                          if isinstance(a, np.ndarray) and is_float(a.dtype)])
     x, z = _f64(x), _f64(z)
     w = 1.0 if pos_weight is None else _f64(pos_weight)
     if from_logits:

@@ -10,7 +10,7 @@ from core.test_utils import check_numeric_gradient
 
 from .op_db import OpSpec, Sample, rand
 
-_DT = ("float32", "float64", "int32", "bool")
+_DT = ("float32", "float64", "bfloat16", "int32", "bool")
 
 
 def _s(name, call, ref, cases, dtypes=_DT, **kw):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import core
+from core.dtypes import is_float
 from core.ndarray import NDArray
 from core.ops import REGISTRY, registry
 from core.test_utils import assert_almost_equal, check_numeric_gradient, tolerances, view_of
@@ -126,11 +127,68 @@ def test_gradients(spec_id):
         pytest.skip("operator has no gradient")
     rng = np.random.default_rng(2)
     for sample in spec.samples(rng, "float64"):
-        if not any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in sample.args):
+        if not any(isinstance(a, np.ndarray) and is_float(a.dtype) for a in sample.args):
             continue
         check_numeric_gradient(lambda *xs, kw=sample.kwargs: spec.call(*xs, **kw), sample.args,
                                diff=sample.diff, eps=spec.grad_eps, rtol=spec.grad_rtol,
                                atol=spec.grad_atol)
+
+
+def _low_precision_cases():
+    return [pytest.param(s.id, d, id=f"{s.id}-{d}") for s in SPECS
+            if s.grad and s.check is None for d in s.dtypes if d in ("float16", "bfloat16")]
+
+
+def _autograd_grads(spec, sample, diff, dtype, head_dtype):
+    """Input gradients for random head gradients (exact in ``head_dtype``) on the float
+    outputs, the float inputs as ``dtype`` (None: as the sample has them)."""
+    xs = []
+    for a in sample.args:
+        if isinstance(a, np.ndarray):
+            dt = np_dtype(dtype) if dtype is not None and is_float(a.dtype) else a.dtype
+            xs.append(core.nd.array(a.astype(dt), dtype=dt))
+        else:
+            xs.append(a)
+    for i in diff:
+        xs[i].attach_grad()
+    rng = np.random.default_rng(5)
+    with core.autograd.record():
+        outs = [o for o in _as_tuple(spec.call(*xs, **sample.kwargs))
+                if is_float(o.dtype) and o._node is not None]
+    if not outs:
+        return None
+    heads = [core.nd.array(rng.uniform(-1, 1, o.shape).astype(np_dtype(head_dtype)),
+                           dtype=o.dtype) for o in outs]
+    core.autograd.backward(outs, heads)
+    return [xs[i].grad for i in diff]
+
+
+@pytest.mark.parametrize(("spec_id", "dtype"), _low_precision_cases())
+def test_low_precision_gradients(spec_id, dtype):
+    """Gradients computed in float16/bfloat16 against float64 autograd on the same values,
+    within the dtype's value tolerances, and nonzero wherever float64's are (bfloat16's
+    dtype kind is "V": a VJP asking ``kind == "f"`` would drop its gradient)."""
+    spec = BY_ID[spec_id]
+    rng = np.random.default_rng(2)
+    rtol, atol = tolerances(np_dtype(dtype), spec.grad_rtol, spec.grad_atol)
+    for sample in spec.samples(rng, dtype):
+        diff = sample.diff if sample.diff is not None else [
+            i for i, a in enumerate(sample.args) if isinstance(a, np.ndarray) and is_float(a.dtype)]
+        if not diff:
+            continue
+        low = _autograd_grads(spec, sample, diff, None, dtype)
+        if low is None:
+            continue
+        ref = _autograd_grads(spec, sample, diff, "float64", dtype)
+        for i, g, r in zip(diff, low, ref):
+            what = f"{spec.id} {sample}: input {i}"
+            assert g.dtype == np_dtype(dtype), f"{what}: gradient dtype {g.dtype}"
+            g, r = g.asnumpy().astype(np.float64), r.asnumpy()
+            assert_almost_equal(g, r, rtol=rtol, atol=atol, names=(dtype, "float64"))
+            # nonzero where float64's is, at the dtype's resolution (a softmax saturated in
+            # bfloat16 has gradients of 1e-7 that round away)
+            big = np.abs(r) > max(0.1 * np.abs(r).max(initial=0), atol)
+            assert (g[big] != 0).all(), f"{what}: {dtype} gradient is zero where float64's isn't"
 
 
 _HYBRID_TABLES = []
