@@ -63,9 +63,24 @@ def _thread_env(backend: str, threads: int) -> dict:
     return env
 
 
-def build_model(keras, name: str):
-    """The benchmark's Keras model ``name`` ('mlp' or 'lenet'), compiled with Adam."""
+def build_model(keras, name: str, lstm: tuple = (35, 128, 256)):
+    """The benchmark's Keras model ``name``, compiled with Adam.
+
+    ``name`` is 'mlp' or 'lenet' (classification: sparse categorical cross-entropy and
+    accuracy), and for ``benchmarks.report``, 'lenet_mx' (``bench_cnn``'s LeNet: conv
+    5x5x20 + relu, max-pool 2, conv 5x5x50 + relu, max-pool 2, dense 500 + relu, dense
+    10, channels last) and 'lstm' (one ``LSTM`` layer returning the whole sequence, mean
+    squared error against a target sequence; ``lstm`` gives its (sequence length, input
+    features, hidden units)).
+    """
     layers = keras.layers
+    jit = "auto" if os.environ.get("BENCH_KERAS_JIT_COMPILE", "1") != "0" else False
+    if name == "lstm":
+        seq, features, hidden = lstm
+        model = keras.Sequential([keras.Input((seq, features)),
+                                  layers.LSTM(hidden, return_sequences=True)])
+        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse", jit_compile=jit)
+        return model
     if name == "mlp":
         model = keras.Sequential([
             keras.Input((784,)),
@@ -85,9 +100,20 @@ def build_model(keras, name: str):
             layers.Dense(84, activation="relu"),
             layers.Dense(10, activation="softmax"),
         ])
+    elif name == "lenet_mx":
+        model = keras.Sequential([
+            keras.Input((28, 28, 1)),
+            layers.Conv2D(20, 5, activation="relu"),
+            layers.MaxPooling2D(2),
+            layers.Conv2D(50, 5, activation="relu"),
+            layers.MaxPooling2D(2),
+            layers.Flatten(),
+            layers.Dense(500, activation="relu"),
+            layers.Dense(10, activation="softmax"),
+        ])
     else:
-        raise ValueError(f"bench_keras_fit: unknown model {name!r}; expected one of {MODELS}")
-    jit = "auto" if os.environ.get("BENCH_KERAS_JIT_COMPILE", "1") != "0" else False
+        raise ValueError(f"bench_keras_fit: unknown model {name!r}; expected one of "
+                         f"{(*MODELS, 'lenet_mx', 'lstm')}")
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"],
                   jit_compile=jit)

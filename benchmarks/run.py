@@ -1,5 +1,10 @@
 """Run the benchmarks: ``python -m benchmarks.run [--quick] [--only NAME ...] [--list]``.
 
+``python -m benchmarks.run --report [--quick]`` prints instead the one report of core
+against PyTorch (and Keras on jax): training steps, Keras ``fit``, first-step latency
+with a cold and a warm numba cache, import times, every framework in its own
+processes (``benchmarks/report.py``).
+
 Every run first prints the machine: Python, NumPy, the CPU count, and each BLAS or
 OpenMP library that threadpoolctl finds (its internal API, the kernel it chose,
 its thread count), plus OPENBLAS_CORETYPE if set. Then each workload prints one
@@ -14,7 +19,7 @@ import pkgutil
 import sys
 import time
 
-from . import common
+from . import common, report
 
 
 def workloads() -> dict:
@@ -36,7 +41,15 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=7, help="timed repeats per case")
     p.add_argument("--no-torch", action="store_true", help="skip the torch comparisons")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--report", action="store_true",
+                   help="the report against torch and jax, each framework in its own "
+                        "processes (benchmarks/report.py; with --quick: under 3 minutes)")
+    report.add_arguments(p, note="with --report: ")
     args = p.parse_args(argv)
+    if args.report:
+        if args.threads < 1:
+            p.error("--threads must be at least 1")
+        return report.report(report.mode_of(args), args.threads, args.timeout, args.json)
     if args.list:
         for name, mod in found.items():
             print(f"{name:12s} {mod.TITLE}")
