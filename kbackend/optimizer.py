@@ -5,7 +5,8 @@ ops (``ops.cast``, ``ops.power``, ``assign_add``, ...), each converted, dtype-ch
 and dispatched on its own. For Keras' own :class:`keras.optimizers.SGD`, ``Adam``,
 ``AdamW``, ``RMSprop`` and ``Adagrad`` this module runs instead one of core's fused
 in-place rules per variable (:mod:`core.optimizer.sgd`, ``adam``, ``adagrad``: one
-CuPy kernel on GPU, a few in-place NumPy passes on CPU) on the variables' core
+CuPy kernel on GPU, one compiled numba kernel on CPU, ``core.optimizer._cpu``, or
+a few in-place NumPy passes where it does not apply) on the variables' core
 arrays, which stay the same objects (autograd marked them once).
 
 How Keras gets here: ``keras.src.optimizers.optimizer`` picks the base class of
@@ -39,6 +40,7 @@ from keras.src.backend.common.symbolic_scope import in_symbolic_scope
 from keras.src.optimizers.base_optimizer import BaseOptimizer
 
 from core.ndarray import NDArray
+from core.optimizer import _cpu
 from core.optimizer.adagrad import adagrad_update, rmsprop_update, rmspropalex_update
 from core.optimizer.adam import adam_update
 from core.optimizer.optimizer import array_module, compute_dtype
@@ -208,10 +210,12 @@ class _FusedUpdates(BaseOptimizer):
 
 
 def _chunked(arrays) -> bool:
-    """Whether to run a rule chunk by chunk: large C-contiguous NumPy arrays."""
+    """Whether to run a rule chunk by chunk: large C-contiguous NumPy arrays that core's
+    compiled kernels (one pass, parallel over chunks of their own) do not take."""
     w = arrays[0]
     return (w.size > CHUNK and all(isinstance(a, numpy.ndarray) and a.flags.c_contiguous
-                                   for a in arrays))
+                                   for a in arrays)
+            and not _cpu.takes(w, arrays[1], arrays[2:]))
 
 
 def _subclass(base, name: str, methods: dict):

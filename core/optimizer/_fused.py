@@ -25,8 +25,9 @@ import functools
 import inspect
 
 from .. import cuda
+from . import _cpu
 from ..ndarray import NDArray
-from .optimizer import Optimizer, compute_dtype, per_index, raw, use_kernel
+from .optimizer import Optimizer, compute_dtype, raw, use_kernel
 
 __all__ = ["CLIP_GRAD", "FusedOptimizer", "fused", "launch", "scaled_grad"]
 
@@ -65,8 +66,9 @@ def _param_names(params: str) -> list:
     return [p.split()[-1] for p in params.split(",")]
 
 
-def fused(spec: tuple):
-    """Run the fused kernel ``spec`` instead of the decorated ``xp`` rule on CuPy arrays.
+def fused(spec: tuple, cpu=None):
+    """Run the fused kernel ``spec`` instead of the decorated ``xp`` rule on CuPy arrays,
+    and the compiled CPU kernel ``cpu`` on the NumPy arrays it takes.
 
     The rule's arguments are the kernel's parameters in this order: the weight (its first
     output), the gradient (its first input), the state arrays it writes (its other
@@ -75,6 +77,9 @@ def fused(spec: tuple):
 
     Args:
         spec: ``(in_params, out_params, body, name)``, as :func:`launch` takes.
+        cpu: a ``core.optimizer._cpu.CpuRule`` taking the same arguments (the states as
+            a tuple, the scalars as a tuple); the decorated rule is its NumPy twin, which
+            runs where ``_cpu.takes`` says no (other dtypes or layouts, kernels off).
 
     Raises:
         TypeError: when the rule's parameters are not the kernel's, in that order.
@@ -93,6 +98,8 @@ def fused(spec: tuple):
         def run(w, g, *args):
             if use_kernel(w):
                 launch(spec, w, (g,), args[n_states:], (w, *args[:n_states]))
+            elif cpu is not None and _cpu.takes(w, g, args[:n_states]):
+                cpu(w, g, args[:n_states], args[n_states:])
             else:
                 rule(w, g, *args)
 
@@ -116,21 +123,42 @@ class FusedOptimizer(Optimizer):
     ``update`` counts the update of ``index``, takes the weight's learning rate and
     weight decay (multipliers applied), checks the gradient against the weight and runs
     :meth:`_step` under the weight's device; then the weight's ``_version`` goes up, so
-    that autograd sees the change. Lists of indices are updated one by one.
+    that autograd sees the change.
+
+    Lists of indices, weights, gradients and states make one multi-tensor update (what
+    the Updater, and so ``gluon.Trainer``, passes for all the parameters of a step): the
+    counts, learning rates and weight decays of all of them are taken first, as MXNet's
+    aggregated updates do, then each weight's rule runs (a compiled kernel per tensor
+    on the CPU, ``core.optimizer._cpu``).
     """
 
     # False for rules without a learning rate: the scheduler is not consulted (MXNet).
     _uses_lr = True
 
-    @per_index
+    def _takes_lists(self) -> bool:
+        """Whole steps go to ``update`` as lists, unless a subclass overrides it (or
+        ``update_multi_precision``) with a one-weight version."""
+        cls = type(self)
+        return cls.update is FusedOptimizer.update \
+            and cls.update_multi_precision is Optimizer.update_multi_precision
+
     def update(self, index, weight, grad, state):
+        if not isinstance(index, (list, tuple)):
+            index, weight, grad, state = [index], [weight], [grad], [state]
         self._update_count(index)
-        lr = self._get_lr(index) if self._uses_lr else None
-        wd = self._get_wd(index)
-        w, g = raw(self, weight, grad)
-        with weight.context.device_guard():
-            self._step(index, weight.context, w, g, _raw_state(state), lr, wd)
-        weight._version += 1
+        n = len(index)
+        if not self._uses_lr:
+            lrs = [None] * n
+        elif type(self)._get_lrs is Optimizer._get_lrs:
+            lrs = self._get_lrs(index)
+        else:  # an override (LARS) keeps its per-weight calls
+            lrs = [self._get_lr(i) for i in index]
+        wds = self._get_wds(index)
+        for idx, wt, gr, st, lr, wd in zip(index, weight, grad, state, lrs, wds):
+            w, g = raw(self, wt, gr)
+            with wt.context.device_guard():
+                self._step(idx, wt.context, w, g, _raw_state(st), lr, wd)
+            wt._version += 1
 
     def _step(self, index, ctx, w, g, state, lr, wd) -> None:
         """Update the raw weight ``w`` and ``state`` in place.

@@ -8,6 +8,7 @@ float64 weights).
 """
 from __future__ import annotations
 
+from . import _cpu
 from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
 from .optimizer import array_module, bound, compute_dtype, register, zeros_state
 
@@ -27,7 +28,7 @@ _ADAGRAD_KERNEL = (
     "kb_adagrad_update")
 
 
-@fused(_ADAGRAD_KERNEL)
+@fused(_ADAGRAD_KERNEL, _cpu.adagrad)
 def adagrad_update(w, g, hist, lr, wd, eps, rescale, clip):
     """``d = clip(rescale * g); hist += d * d; w -= lr * (d / sqrt(hist + eps) + wd * w)``."""
     xp = array_module(w)
@@ -84,7 +85,7 @@ _RMSPROP_KERNEL = (
     "kb_rmsprop_update")
 
 
-@fused(_RMSPROP_KERNEL)
+@fused(_RMSPROP_KERNEL, _cpu.rmsprop)
 def rmsprop_update(w, g, sq, lr, wd, gamma1, eps, rescale, clip, clip_weights):
     """``d = clip(rescale * g + wd * w); sq = (1 - gamma1) * d * d + gamma1 * sq;
     w = clip_w(w - lr * d / sqrt(sq + eps))``."""
@@ -114,7 +115,7 @@ _RMSPROPALEX_KERNEL = (
     "kb_rmspropalex_update")
 
 
-@fused(_RMSPROPALEX_KERNEL)
+@fused(_RMSPROPALEX_KERNEL, _cpu.rmspropalex)
 def rmspropalex_update(w, g, sq, gbar, delta, lr, wd, gamma1, gamma2, eps, rescale, clip,
                        clip_weights):
     """Centered RMSProp (Graves): ``d = clip(rescale * g + wd * w);

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from . import _cpu
 from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
 from .optimizer import array_module, compute_dtype, register, zeros_state
 
@@ -34,7 +35,7 @@ _ADAM_KERNEL = (
     "kb_adam_update")
 
 
-@fused(_ADAM_KERNEL)
+@fused(_ADAM_KERNEL, _cpu.adam)
 def adam_update(w, g, m, v, lr, wd, beta1, beta2, eps, rescale, clip):
     """``d = clip(rescale * g + wd * w)``; moments of ``d``;
     ``w -= lr * m / (sqrt(v) + eps)`` (``lr`` carries the bias correction)."""
@@ -56,7 +57,7 @@ _ADAMW_KERNEL = (
     "kb_adamw_update")
 
 
-@fused(_ADAMW_KERNEL)
+@fused(_ADAMW_KERNEL, _cpu.adamw)
 def adamw_update(w, g, m, v, eta, wd, beta1, beta2, eps, rescale, clip):
     """``d = clip(rescale * g)``; moments of ``d``;
     ``w -= eta * (m / (sqrt(v) + eps) + wd * w)``."""

@@ -2,11 +2,13 @@
 
 Phase one is a fused element-wise rule (the Adam direction plus weight decay), phase two
 scales the step by the trust ratio ``|w| / |direction|``; the norms stay on the device.
+On the CPU, compiled kernels (``core.optimizer._cpu.lamb``) do both phases in two passes.
 """
 from __future__ import annotations
 
 import numpy
 
+from . import _cpu
 from ._fused import CLIP_GRAD, launch, scaled_grad
 from .adam import AdamBase, update_moments
 from .optimizer import array_module, compute_dtype, register, use_kernel
@@ -105,6 +107,10 @@ class LAMB(AdamBase):
         c1 = 1.0 / (1.0 - self.beta1 ** t) if self.bias_correction else 1.0
         c2 = 1.0 / (1.0 - self.beta2 ** t) if self.bias_correction else 1.0
         m, v = state
+        if _cpu.takes(w, g, (m, v)):
+            _cpu.lamb(w, g, m, v, lr, wd, self.beta1, self.beta2, self.epsilon, c1, c2,
+                      self.rescale_grad, self._clip(), self.lower_bound, self.upper_bound)
+            return
         upd = lamb_phase1(w, g, m, v, wd, self.beta1, self.beta2, self.epsilon, c1, c2,
                           self.rescale_grad, self._clip())
         lamb_phase2(w, upd, lr, self.lower_bound, self.upper_bound)

@@ -103,8 +103,9 @@ class Optimizer:
         self._index_update_count = self._all_index_update_counts[0]
         self.clip_gradient = clip_gradient
         self.multi_precision = multi_precision
-        # MXNet aggregates several weights into one multi-tensor update; here every
-        # weight gets its own fused update, so the Updater never aggregates.
+        # MXNet aggregates weights into size-limited groups of multi-tensor updates;
+        # here the Updater passes all the weights of a call at once to the optimizers
+        # whose update takes lists (_takes_lists), so it never aggregates MXNet's way.
         self.aggregate_num = 0
         if param_idx2name is None:
             param_idx2name = {}
@@ -309,6 +310,12 @@ class Optimizer:
 
     _state_first = False  # layout of the multi-precision state: (state, master) if True
 
+    def _takes_lists(self) -> bool:
+        """Whether :meth:`update` takes a whole step's lists of indices, weights,
+        gradients and states in one multi-tensor call (the fused optimizers); the
+        Updater then makes one call per step."""
+        return False
+
     def update(self, index, weight: NDArray, grad: NDArray, state) -> None:
         """Update ``weight`` in place from ``grad`` and ``state``.
 
@@ -328,6 +335,9 @@ class Optimizer:
         receives the master copy cast to its dtype.
         """
         if isinstance(index, (list, tuple)):
+            if self._takes_lists():
+                self._update_many(index, weight, grad, state)
+                return
             for i, w, g, s in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, s)
             return
@@ -342,6 +352,30 @@ class Optimizer:
             weight._version += 1
         else:
             self.update(index, weight, grad, state)
+
+    def _update_many(self, indices, weights, grads, states) -> None:
+        """:meth:`update_multi_precision` of lists as one :meth:`update` call of lists
+        (for optimizers whose ``update`` takes lists: :meth:`_takes_lists`), the
+        float32 master copies of low-precision weights standing in for them."""
+        ws, gs, ss, masters = [], [], [], []
+        for weight, grad, state in zip(weights, grads, states):
+            _settle(weight, grad)
+            if self.multi_precision and weight.dtype in _LOW_PRECISION \
+                    and _is_mp_state(state, weight, self._state_first):
+                inner, master = state if self._state_first else state[::-1]
+                ws.append(master)
+                gs.append(_new_like(grad, numpy.float32, copy=True))
+                ss.append(inner)
+                masters.append((weight, master))
+            else:
+                ws.append(weight)
+                gs.append(grad)
+                ss.append(state)
+        self.update(list(indices), ws, gs, ss)
+        for weight, master in masters:
+            with weight.context.device_guard():
+                weight._data[...] = master._data
+            weight._version += 1
 
     def __getstate__(self):
         ret = self.__dict__.copy()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import random as _random
+from . import _cpu
 from ._fused import CLIP_GRAD, FusedOptimizer, fused, scaled_grad
 from .optimizer import array_module, compute_dtype, register, zeros_state
 
@@ -23,7 +24,7 @@ _SGD_KERNEL = (
     "kb_sgd_update")
 
 
-@fused(_SGD_KERNEL)
+@fused(_SGD_KERNEL, _cpu.sgd)
 def sgd_update(w, g, lr, wd, rescale, clip):
     """``w = (1 - lr * wd) * w - lr * clip(rescale * g)``."""
     xp = array_module(w)
@@ -42,7 +43,7 @@ _SGD_MOM_KERNEL = (
     "kb_sgd_mom_update")
 
 
-@fused(_SGD_MOM_KERNEL)
+@fused(_SGD_MOM_KERNEL, _cpu.sgd_mom)
 def sgd_mom_update(w, g, mom, lr, wd, momentum, rescale, clip):
     """``mom = momentum * mom - lr * wd * w - lr * clip(rescale * g); w += mom``."""
     xp = array_module(w)
@@ -64,7 +65,7 @@ _NAG_MOM_KERNEL = (
     "kb_nag_mom_update")
 
 
-@fused(_NAG_MOM_KERNEL)
+@fused(_NAG_MOM_KERNEL, _cpu.nag_mom)
 def nag_mom_update(w, g, mom, lr, wd, momentum, rescale, clip):
     """Nesterov momentum: ``d = clip(rescale * g) + wd * w; mom = momentum * mom - lr * d;
     w += momentum * mom - lr * d``."""

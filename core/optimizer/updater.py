@@ -82,6 +82,11 @@ class Updater:
             elif not self.states_synced[idx]:
                 self.states[idx] = self.sync_state_context(self.states[idx], weights[i].context)
                 self.states_synced[idx] = True
+        takes_lists = getattr(opt, "_takes_lists", None)
+        if takes_lists is not None and takes_lists():  # one multi-tensor update of them all
+            opt.update_multi_precision(indices, weights, grads,
+                                       [self.states[i] for i in indices])
+            return
         for idx, w, g in zip(indices, weights, grads):
             opt.update_multi_precision(idx, w, g, self.states[idx])
 
