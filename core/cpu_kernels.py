@@ -150,8 +150,10 @@ class Kernel:
                 numba.set_num_threads(min(_state["threads"], numba.config.NUMBA_NUM_THREADS))
             # Cached on disk where the source is a file (not for doctests or exec'd code).
             cache = os.path.isfile(self.py_func.__code__.co_filename)
+            # error_model="numpy": x / 0 gives inf/nan as in the NumPy twin, never raises.
             self._compiled = numba.njit(cache=cache, nogil=True, parallel=self.parallel,
-                                        fastmath=self.fastmath)(self._rebound(numba))
+                                        fastmath=self.fastmath, error_model="numpy")(
+                                            self._rebound(numba))
         return self._compiled
 
     def _rebound(self, numba):

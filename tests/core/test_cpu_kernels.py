@@ -30,6 +30,20 @@ def test_parallel_kernel_calling_a_kernel_matches_numpy():
     assert _sum_of_squares.compiled() is _sum_of_squares.compiled()
 
 
+@cpu_kernels.kernel()
+def _ratio(a, b, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] / b[i]
+
+
+def test_division_by_zero_follows_numpy():
+    a, b = np.array([1.0, -1.0, 0.0]), np.zeros(3)
+    out = np.empty(3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _ratio(a, b, out)
+        np.testing.assert_array_equal(out, a / b)
+
+
 def test_the_python_function_is_kept_and_runs_as_python():
     x = np.arange(4.0)
     out = np.empty_like(x)
