@@ -93,3 +93,20 @@ def test_thread_setting_limits_blas():
             "print({i['num_threads'] for i in threadpoolctl.threadpool_info() "
             "if i['user_api'] == 'blas'})")
     assert _fresh(code, KBACKEND_NUM_THREADS="1") == "{1}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [
+    ["tests/core/ops/test_op_table.py", "-k", "norm or Norm or dropout or Dropout or rnn or RNN"],
+    ["tests/core/test_optimizer.py", "tests/core/test_rnn.py", "tests/gluon/test_trainer.py"],
+], ids=["op-table-rows", "optimizers-rnn-trainer"])
+def test_kernel_paths_pass_with_the_twins_alone(args):
+    # The ops and optimizers that have kernels, tested with numba switched off: the
+    # twins stay right (the suite itself runs the same tests with the kernels).
+    import os
+
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    proc = subprocess.run(cmd, env={**os.environ, "KBACKEND_NUMBA": "0"},
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout.strip().splitlines()[-1], proc.stdout[-500:]
