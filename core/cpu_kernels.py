@@ -44,7 +44,7 @@ from typing import Callable
 __all__ = ["Kernel", "disabled", "enabled", "kernel", "num_threads", "prange", "set_enabled",
            "set_num_threads"]
 
-_state = {"enabled": None, "threads": None, "parallel": None}
+_state = {"enabled": None, "threads": None, "configured": False}
 _lock = threading.Lock()
 
 
@@ -55,13 +55,15 @@ def _numba():
     except ImportError:
         return None
     with _lock:
-        if _state["parallel"] is None:
+        if not _state["configured"]:
             numba.config.THREADING_LAYER = "threadsafe"
-            _state["parallel"] = True
-            n = _state["threads"]
-            if n is not None:
-                numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+            _set_numba_threads(numba, num_threads())
+            _state["configured"] = True
     return numba
+
+
+def _set_numba_threads(numba, n: int) -> None:
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
 
 
 def enabled() -> bool:
@@ -112,9 +114,8 @@ def set_num_threads(n: int) -> None:
     if int(n) < 1:
         raise ValueError(f"core.cpu_kernels.set_num_threads: n must be >= 1, got {n!r}")
     _state["threads"] = int(n)
-    if _state["parallel"] is not None:
-        numba = _numba()
-        numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    if _state["configured"]:
+        _set_numba_threads(_numba(), int(n))
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -145,9 +146,6 @@ class Kernel:
             if numba is None:
                 raise RuntimeError(f"core.cpu_kernels: kernel {self.__name__} needs numba, which "
                                    f"is not installed (pip install numba)")
-            if _state["threads"] is None:
-                num_threads()
-                numba.set_num_threads(min(_state["threads"], numba.config.NUMBA_NUM_THREADS))
             # Cached on disk where the source is a file (not for doctests or exec'd code).
             cache = os.path.isfile(self.py_func.__code__.co_filename)
             # error_model="numpy": x / 0 gives inf/nan as in the NumPy twin, never raises.
