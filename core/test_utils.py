@@ -54,15 +54,53 @@ def rand_ndarray(shape, dtype="float32", ctx=None, low=-1.0, high=1.0, seed=None
     return NDArray(rng.uniform(low, high, size=shape).astype(dtype), ctx=as_context(ctx))
 
 
-def view_of(a: numpy.ndarray, ctx=None) -> NDArray:
-    """An NDArray wrapping a non-contiguous view with the values of ``a``."""
+LAYOUTS = ("strided", "reversed", "fortran")
+
+
+def view_of(a: numpy.ndarray, ctx=None, layout: str = "strided") -> NDArray:
+    """An NDArray wrapping a non-contiguous view with the values of ``a``.
+
+    Args:
+        a: the values.
+        ctx: the context (default: the current one).
+        layout: how the view is laid out in its buffer: ``"strided"`` (every other
+            element of the last axis), ``"reversed"`` (negative strides on every axis),
+            ``"fortran"`` (column-major; 1-d arrays, where that is C order, are strided
+            instead) or ``"offset"`` (C-contiguous, but starting one element into a
+            bigger buffer, as parameters packed into one buffer are).
+            Arrays of 0 or 1 element are plain copies (no strides to vary).
+
+    Returns:
+        An NDArray whose raw array is a view of a bigger or differently ordered buffer.
+
+    Example:
+        >>> import numpy
+        >>> v = view_of(numpy.arange(6.0).reshape(2, 3), layout="reversed")
+        >>> v.asnumpy().tolist()
+        [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    """
+    if layout not in LAYOUTS + ("offset",):
+        raise ValueError(f"view_of: layout must be one of {LAYOUTS + ('offset',)}, "
+                         f"got {layout!r}")
     ctx = as_context(ctx)
     a = numpy.asarray(a)
     if a.ndim == 0 or a.size <= 1:
         return NDArray._make(ctx.xp.array(a), ctx, None)
-    big = numpy.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
-    big[..., ::2] = a
-    data = ctx.xp.asarray(big)[..., ::2]
+    if layout == "fortran" and a.ndim == 1:
+        layout = "strided"
+    if layout == "reversed":
+        flip = (slice(None, None, -1),) * a.ndim
+        data = ctx.xp.asarray(numpy.ascontiguousarray(a[flip]))[flip]
+    elif layout == "fortran":
+        data = ctx.xp.asfortranarray(ctx.xp.asarray(a))
+    elif layout == "offset":
+        big = numpy.zeros(a.size + 1, a.dtype)
+        big[1:] = a.ravel()
+        data = ctx.xp.asarray(big)[1:].reshape(a.shape)
+    else:
+        big = numpy.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
+        big[..., ::2] = a
+        data = ctx.xp.asarray(big)[..., ::2]
     return NDArray._make(data, ctx, None)
 
 
