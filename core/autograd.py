@@ -399,7 +399,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
     """Propagate gradients from ``heads``; returns {id(entry node, idx): grad}."""
     from . import ops  # noqa: F401 - make sure the registry is loaded
     from .ndarray import AbstractValueError, NDArray
-    from .ops.registry import is_tracing
+    from .ops.abstract import is_tracing
 
     if is_tracing():
         raise AbstractValueError(
@@ -671,7 +671,8 @@ class Function:
 
     def __call__(self, *inputs):
         from .ndarray import NDArray, Placeholder
-        from .ops.registry import OpDef, is_tracing
+        from .ops.abstract import is_tracing
+        from .ops.registry import OpDef
 
         if is_tracing() and any(isinstance(x, NDArray) and type(x._data) is Placeholder
                                 for x in inputs):
@@ -715,7 +716,8 @@ def _trace_function(fn: Function, inputs):
     """A Function called while tracing a graph: one node whose forward runs
     ``fn.forward`` and whose VJP is ``fn.backward`` (so the custom gradient is kept)."""
     from .ndarray import NDArray
-    from .ops.registry import Aval, OpDef, invoke
+    from .ops.dispatch import invoke
+    from .ops.registry import Aval, OpDef
 
     with pause(_state.training):
         outputs = fn.forward(*inputs)  # traced once, for the outputs' shapes and dtypes
@@ -736,7 +738,7 @@ def _trace_function(fn: Function, inputs):
 
     def vjp(c, g):
         from .ndarray import AbstractValueError
-        from .ops.registry import is_tracing
+        from .ops.abstract import is_tracing
 
         if is_tracing():
             # fn.backward reads what fn.forward saved, which exists only once the

@@ -2,7 +2,7 @@
 
 An NDArray wraps an array of the context's array module (numpy on CPU, cupy on
 GPU). Operators never reach into another array's buffer: they go through the
-dispatcher in ``core.ops.registry``; code outside the dispatcher asks for data with
+dispatcher in ``core.ops.dispatch``; code outside the dispatcher asks for data with
 ``asnumpy()`` or ``wait_to_read()``.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ _EMPTY: dict = {}
 
 
 class AbstractValueError(RuntimeError):
-    """A value was needed during abstract evaluation (``core.ops.registry.abstract_eval``)."""
+    """A value was needed during abstract evaluation (``core.ops.abstract.abstract_eval``)."""
 
 
 class Placeholder(numpy.ndarray):
@@ -44,7 +44,7 @@ def _traced(a, b) -> bool:
     if type(a._data) is not Placeholder and not (isinstance(b, NDArray)
                                                  and type(b._data) is Placeholder):
         return False
-    from .ops.registry import is_tracing, note_traced_write
+    from .ops.abstract import is_tracing, note_traced_write
 
     if not is_tracing():
         return False
@@ -591,7 +591,7 @@ def _bind_methods(registry: dict, invoke) -> None:
     global _invoke
     _R.update(registry)
     _invoke = invoke
-    from .ops.registry import _call_generic
+    from .ops.namespace import _call_generic
 
     for meth, opname in _METHODS:
         op = registry.get(opname)

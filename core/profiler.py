@@ -40,7 +40,7 @@ import time
 __all__ = ["dump", "dumps", "pause", "record", "resume", "scope", "set_config", "set_state",
            "state"]
 
-# Read by core.engine and core.ops.registry on their hot paths: keep it a plain bool.
+# Read by core.engine and core.ops.dispatch on their hot paths: keep it a plain bool.
 _on = False
 
 _CATEGORIES = ("operator", "engine", "communication")
@@ -86,9 +86,9 @@ def _env_rank() -> int:
 def _sync_flag() -> None:
     global _on
     _on = _config.state == "run" and not _config.paused
-    from .ops import registry
+    from .ops import dispatch
 
-    registry._profiling = _on
+    dispatch._profiling = _on
 
 
 def set_config(filename: str = "profile.json", **options) -> None:

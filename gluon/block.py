@@ -40,7 +40,7 @@ from core import initializer, nd, serialization
 from core.context import ctx_or_device
 from core.dtypes import is_float
 from core.ndarray import NDArray
-from core.ops.registry import is_tracing
+from core.ops.abstract import is_tracing
 
 from . import hybrid
 from .naming import NameManager, _BlockScope

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from core import autograd
 from core.ndarray import AbstractValueError, NDArray
-from core.ops.registry import is_tracing
+from core.ops.abstract import is_tracing
 from core.symbol.cached_op import CachedOp
 from core.symbol.trace import Tracer
 

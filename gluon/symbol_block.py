@@ -28,7 +28,7 @@ import os
 from core import autograd, serialization
 from core.context import current_context
 from core.ndarray import NDArray
-from core.ops.registry import is_tracing
+from core.ops.abstract import is_tracing
 from core.symbol.graph import evaluate
 from core.symbol.json_io import save_graph
 from core.symbol.symbol import Symbol

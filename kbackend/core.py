@@ -25,7 +25,7 @@ from core import autograd as _autograd
 from core import dtypes as _core_dtypes
 from core import np as cnp
 from core.ndarray import NDArray
-from core.ops import registry as _registry
+from core.ops import abstract as _abstract
 from core.ops.infer import UNKNOWN_DIM_PROBES, agreed_dims, fill_unknown
 from core.ops.registry import F as _F
 
@@ -253,7 +253,7 @@ def vectorized_map(function, elements):
 def compute_output_spec(fn, *args, **kwargs):
     """The KerasTensor(s) ``fn`` returns for the given (symbolic) arguments.
 
-    First ``fn`` runs in core's abstract mode (``core.ops.registry.abstract_eval``):
+    First ``fn`` runs in core's abstract mode (``core.ops.abstract.abstract_eval``):
     each KerasTensor becomes a data-less placeholder array and every operator call on
     placeholders is answered by the operator's ``infer`` rule, so no kernel runs and
     no activation memory is allocated. When some input dimension is unknown, ``fn``
@@ -278,7 +278,7 @@ def compute_output_spec(fn, *args, **kwargs):
         outputs = None
         if _ABSTRACT_SPEC:
             try:
-                with StatelessScope(), _registry.abstract_eval():
+                with StatelessScope(), _abstract.abstract_eval():
                     outputs = _spec_run(fn, args, kwargs, none_in_shape, "abstract")
             except Exception as e:  # noqa: BLE001 - any failure: run concretely instead
                 if _SPEC_DEBUG:
@@ -305,7 +305,7 @@ def _spec_input(x, size, kind):
     dims = fill_unknown(x.shape, size)
     dtype = _numpy_dtype(x.dtype)
     if kind == "abstract":
-        return _registry.placeholder(dims, dtype)
+        return _abstract.placeholder(dims, dtype)
     a = numpy.zeros(dims, dtype=dtype)
     if kind == "eye" and a.size:
         if a.ndim < 2:

@@ -13,7 +13,8 @@ from keras.src.backend.common import dtypes, standardize_dtype
 
 from core import nd
 from core import np as cnp
-from core.ops.registry import Aval, OpDef, invoke
+from core.ops.dispatch import invoke
+from core.ops.registry import Aval, OpDef
 from kbackend.core import _float, cast, convert_to_numpy, convert_to_tensor
 
 

@@ -8,7 +8,7 @@ Example:
 from .. import ops as _ops
 from ..context import Context, cpu, current_context, gpu  # noqa: F401 - as in mxnet.nd
 from ..ndarray import NDArray, array, from_dlpack  # noqa: F401
-from ..ops.registry import namespace as _namespace
+from ..ops.namespace import namespace as _namespace
 from ..serialization import load, save  # noqa: F401 - MXNet's nd.save / nd.load
 from . import contrib, linalg, random  # noqa: F401
 

@@ -19,7 +19,7 @@ import numpy as _numpy
 from .. import ops as _ops
 from ..ndarray import NDArray, from_dlpack  # noqa: F401 - np.from_dlpack
 from ..ndarray import array as _nd_array
-from ..ops.registry import namespace as _namespace
+from ..ops.namespace import namespace as _namespace
 from . import linalg, random  # noqa: F401
 
 globals().update(_namespace("np"))

@@ -14,7 +14,7 @@ import numpy as _numpy
 from .. import ops as _ops
 from ..context import as_context
 from ..ndarray import NDArray
-from ..ops.registry import invoke as _invoke
+from ..ops.dispatch import invoke as _invoke
 from ._mode import _flags
 
 _R = _ops.REGISTRY

@@ -1,5 +1,5 @@
 """NumPy's ``linalg`` names over the registry."""
 from .. import ops as _ops  # noqa: F401
-from ..ops.registry import namespace as _namespace
+from ..ops.namespace import namespace as _namespace
 
 globals().update(_namespace("np", "linalg"))

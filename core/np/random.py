@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 from .. import ops as _ops
-from ..ops.registry import namespace as _namespace
+from ..ops.namespace import namespace as _namespace
 from ..random import seed  # noqa: F401 - np.random.seed, as in MXNet
 from ._mode import _flags
 

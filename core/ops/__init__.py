@@ -1,6 +1,8 @@
 """The operators, one module per family; importing this package fills the registry."""
 from .. import ndarray as _ndarray
+from . import registry  # first: core.ops.namespace needs its definitions (see there)
 from . import (  # noqa: F401 - each import registers a family
+    abstract,
     binary,
     broadcast,
     cast,
@@ -15,13 +17,13 @@ from . import (  # noqa: F401 - each import registers a family
     nn,
     random,
     reduce,
-    registry,
     seeded,
     shape,
     sort,
 )
-from .registry import REGISTRY, F, OpDef, defop, invoke
+from .dispatch import invoke
+from .registry import REGISTRY, F, OpDef, defop
 
 _ndarray._bind_methods(REGISTRY, invoke)
 
-__all__ = ["REGISTRY", "F", "OpDef", "defop", "invoke", "registry"]
+__all__ = ["REGISTRY", "F", "OpDef", "abstract", "defop", "dispatch", "invoke", "namespace", "registry"]

@@ -23,8 +23,10 @@ from __future__ import annotations
 import sys
 
 from ..ndarray import NDArray
-from ..ops import registry as _reg
-from ..ops.registry import REGISTRY, OpDef, pop_context
+from ..ops import abstract as _abstract
+from ..ops import namespace as _namespace
+from ..ops.namespace import pop_context
+from ..ops.registry import REGISTRY, OpDef
 from ..symbol.graph import TRAIN
 from ..symbol.symbol import Symbol
 from ._base import NameManager, compose, var
@@ -98,7 +100,7 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
             if k in kwargs:
                 slots[i] = kwargs.pop(k)
                 continue
-            alias = next((a for a in _reg._INPUT_ALIASES if a in kwargs and a not in op.attrs
+            alias = next((a for a in _namespace._INPUT_ALIASES if a in kwargs and a not in op.attrs
                           and a not in input_names), None)
             if alias is not None:
                 slots[i] = kwargs.pop(alias)
@@ -337,11 +339,11 @@ def traced(fn, public_name: str):
 
     def f(*args, **kwargs):
         name, attr = _split_name(kwargs)
-        prev = _reg._enter_tracer(_Recorder())
+        prev = _abstract._enter_tracer(_Recorder())
         try:
             out = fn(*args, **kwargs)
         finally:
-            _reg._exit_tracer(prev)
+            _abstract._exit_tracer(prev)
         if isinstance(out, Symbol) and len(out) == 1 and out.outputs[0].node.op is not None:
             node = out.outputs[0].node
             if name is not None:

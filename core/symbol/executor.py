@@ -23,7 +23,8 @@ from .. import autograd as _ag
 from .. import engine as _engine
 from ..context import Context, current_context
 from ..ndarray import NDArray
-from ..ops.registry import Aval, describe
+from ..ops.dispatch import describe
+from ..ops.registry import Aval
 from . import mirror
 from .autodiff import gradients, specialize
 from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable

@@ -253,7 +253,7 @@ def evaluate(graph: Graph, values: dict[str, Any], ctx=None, is_train: bool = Fa
         ``(outputs, updates)``: a list of NDArrays, and ``{variable name: NDArray}``.
     """
     from ..ndarray import NDArray
-    from ..ops.registry import invoke
+    from ..ops.dispatch import invoke
 
     env: dict[tuple[int, int], Any] = {}
     for n in graph.topo():

@@ -1,7 +1,7 @@
 """Tracing: running Python code on placeholder arrays to record a :class:`Graph`.
 
 Inside ``with Tracer() as t:``, every operator call that has a traced array among its
-inputs runs no kernel: the dispatcher (``core.ops.registry.invoke``) hands it to the
+inputs runs no kernel: the dispatcher (``core.ops.dispatch.invoke``) hands it to the
 tracer, which adds a node and returns placeholder NDArrays (shapes and dtypes from the
 operator's ``infer`` rule) that stand for the node's outputs. Random operators are
 recorded even without traced inputs, so a graph draws anew on every run; other calls
@@ -35,7 +35,8 @@ import numpy
 
 from ..context import Context, current_context
 from ..ndarray import AbstractValueError, NDArray, Placeholder
-from ..ops import registry as _reg
+from ..ops import abstract as _abstract
+from ..ops.dispatch import _context_error
 from ..ops.registry import Aval
 from .graph import Entry, Graph, Node, is_random
 
@@ -60,13 +61,13 @@ class Tracer:
 
     # ------------------------------------------------------------------ scope
     def __enter__(self) -> Self:
-        self._prev = _reg._enter_tracer(self)
+        self._prev = _abstract._enter_tracer(self)
         self._active = True
         return self
 
     def __exit__(self, *exc) -> None:
         self._active = False
-        _reg._exit_tracer(self._prev)
+        _abstract._exit_tracer(self._prev)
         self._final = [array._data for array, _d, _n, _p in self._bound]
         self.restore()
         for array, data in self._external:
@@ -82,7 +83,7 @@ class Tracer:
         self._entries[id(data)] = (entry, data)
 
     def _placeholder(self, shape, dtype, ctx) -> NDArray:
-        return _reg.placeholder(shape, dtype, ctx)
+        return _abstract.placeholder(shape, dtype, ctx)
 
     def variable(self, name: str, shape, dtype, ctx: Context | None = None,
                  **user_attrs) -> NDArray:
@@ -185,7 +186,7 @@ class Tracer:
                 if in_ctx is None:
                     in_ctx = x._ctx
                 elif x._ctx is not in_ctx:
-                    raise _reg._context_error(op, inputs)
+                    raise _context_error(op, inputs)
                 e = self.entry_of(x)
                 slots.append(e)
                 avals.append(Aval(x._data.shape, x._data.dtype))

@@ -11,7 +11,7 @@ from core import autograd, initializer, nd
 from core.context import Context, as_context, cpu, ctx_or_device, current_context
 from core.dtypes import as_dtype
 from core.ndarray import NDArray
-from core.ops.registry import MXNetError
+from core.ops.dispatch import MXNetError
 
 from ..utils import shape_is_known
 

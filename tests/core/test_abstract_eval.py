@@ -8,8 +8,8 @@ import pytest
 
 from core import autograd, nd
 from core import np as cnp
-from core.ops import registry
-from core.ops.registry import AbstractValueError, abstract_eval, is_placeholder, placeholder
+from core.ops import abstract, dispatch, registry
+from core.ops.abstract import AbstractValueError, abstract_eval, is_placeholder, placeholder
 
 
 def test_placeholder_takes_no_memory():
@@ -105,18 +105,18 @@ def test_mode_is_per_thread_and_nests():
     seen = []
 
     def other():
-        seen.append(registry.is_abstract())
+        seen.append(abstract.is_abstract())
         seen.append(is_placeholder(cnp.ones((2,)) + 1))
 
     with abstract_eval():
         with abstract_eval():
-            assert registry.is_abstract()
-        assert registry.is_abstract()
+            assert abstract.is_abstract()
+        assert abstract.is_abstract()
         t = threading.Thread(target=other)
         t.start()
         t.join()
-    assert not registry.is_abstract()
-    assert registry._abstract_depth == 0
+    assert not abstract.is_abstract()
+    assert dispatch._abstract_depth == 0
     assert seen == [False, False]
     # outside the mode, a placeholder still has no values to compute with
     with pytest.raises(RuntimeError, match="abstract evaluation"):

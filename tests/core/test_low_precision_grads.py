@@ -338,7 +338,7 @@ def test_hybridized_gradients(dtype, rng):
 def test_gradient_operators_infer_low_precision():
     """The infer rules of the operators a bfloat16 backward runs (abstract evaluation,
     kbackend's compute_output_spec, tracing) accept bfloat16 and float8."""
-    from core.ops.registry import abstract_eval, placeholder
+    from core.ops.abstract import abstract_eval, placeholder
 
     for dtype in ("bfloat16", "float8_e4m3fn"):
         with abstract_eval():

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from core import cpu, engine, nd, profiler
-from core.ops import registry
+from core.ops import dispatch
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def test_trace_has_operators_engine_work_and_communication(trace_path):
     a = nd.ones((4,), ctx=cpu(0))
     b = nd.ones((4,), ctx=cpu(1))
     profiler.set_state("run")
-    assert registry._profiling is True
+    assert dispatch._profiling is True
     c = a * 3
     d = b + 1
 
@@ -44,7 +44,7 @@ def test_trace_has_operators_engine_work_and_communication(trace_path):
         pass
     engine.wait_all()
     profiler.set_state("stop")
-    assert registry._profiling is False
+    assert dispatch._profiling is False
     e = c + 1  # not recorded: stopped
     profiler.dump()
     assert list(trace_path.parent.glob(".profile-*")) == []  # the temporary file was renamed
@@ -89,7 +89,7 @@ def test_failed_engine_work_is_marked_and_stop_costs_one_flag(trace_path):
     with pytest.raises(engine.EngineError, match="broken"):
         engine.wait_all()
     profiler.dump(finished=True)
-    assert profiler.state() == "stop" and registry._profiling is False
+    assert profiler.state() == "stop" and dispatch._profiling is False
     xs, _ = _load(trace_path)
     assert [e["args"]["failed"] for e in xs if e["name"] == "broken"] == [True]
     with profiler.scope("not recorded"):
@@ -112,7 +112,7 @@ def test_stopped_profiler_is_not_called_by_dispatch(monkeypatch):
 
     monkeypatch.setattr(profiler, "record_operator", fail)
     monkeypatch.setattr(profiler, "record", fail)
-    assert profiler.state() == "stop" and registry._profiling is False
+    assert profiler.state() == "stop" and dispatch._profiling is False
     x = nd.ones((3,)) * 2
     engine.push(lambda: (x + 1).wait_to_read(), read_vars=[x], ctx=cpu(0), name="quiet")
     engine.wait_all()

@@ -16,13 +16,13 @@ pytestmark = [pytest.mark.gpu,
 @pytest.mark.parametrize("spec_id", table._ids())
 def test_values_on_gpu(spec_id):
     chk = table._InferChecker()
-    core.ops.registry._hooks.append(chk)
+    core.ops.dispatch._hooks.append(chk)
     try:
         with core.gpu(0):
             table.test_values.__wrapped__(spec_id, chk) if hasattr(
                 table.test_values, "__wrapped__") else table.test_values(spec_id, chk)
     finally:
-        core.ops.registry._hooks.remove(chk)
+        core.ops.dispatch._hooks.remove(chk)
 
 
 @pytest.mark.parametrize("spec_id", table._ids())

@@ -31,7 +31,9 @@ from ... import random as _random
 from ...dtypes import is_float
 from ..broadcast import sum_to
 from ..infer import fmt, require_float
-from ..registry import Aval, F, defop, invoke, is_tracing
+from ..abstract import is_tracing
+from ..dispatch import invoke
+from ..registry import Aval, F, defop
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 from ... import autograd as _ag
 from ...ndarray import NDArray, Placeholder, array
-from ..registry import Aval, F, defop, invoke, is_tracing
+from ..abstract import is_tracing
+from ..dispatch import invoke
+from ..registry import Aval, F, defop
 from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats
 
 # The smallest eps a backend's batch-norm kernel accepts, by array module (none today:

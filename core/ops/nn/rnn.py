@@ -32,7 +32,9 @@ from ... import autograd as _autograd
 from ... import random as _random
 from ...dtypes import is_float, is_integer
 from ..infer import fmt
-from ..registry import REGISTRY, Aval, F, defop, invoke, is_tracing
+from ..abstract import is_tracing
+from ..dispatch import invoke
+from ..registry import REGISTRY, Aval, F, defop
 from . import rnn_cells as _cells
 
 _FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"), numpy.dtype("float64"))

@@ -84,7 +84,8 @@ def run(graph: Graph, ctx: Context | None = None) -> Graph:
         ``fold_skipped_large``.
     """
     from ...ndarray import NDArray
-    from ...ops.registry import Aval, invoke
+    from ...ops.dispatch import invoke
+    from ...ops.registry import Aval
 
     stats = {"fold_folded": 0, "fold_skipped_large": 0}
 

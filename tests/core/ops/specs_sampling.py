@@ -10,7 +10,7 @@ import numpy as np
 
 from core import nd
 from core.ops import REGISTRY
-from core.ops.registry import namespace
+from core.ops.namespace import namespace
 
 from .op_db import OpSpec, Sample, rand
 from .specs_shape import second_order

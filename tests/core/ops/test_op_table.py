@@ -7,7 +7,7 @@ import pytest
 import core
 from core.dtypes import is_float
 from core.ndarray import NDArray
-from core.ops import REGISTRY, registry
+from core.ops import REGISTRY, dispatch
 from core.test_utils import assert_almost_equal, check_numeric_gradient, tolerances, view_of
 
 from . import hybrid_check
@@ -57,7 +57,7 @@ class _InferChecker:
             return
         attrs = {k: v for k, v in attrs.items() if k not in ("ctx", "_from")}
         try:
-            inferred = _as_tuple(registry.infer_avals(op, inputs, attrs))
+            inferred = _as_tuple(dispatch.infer_avals(op, inputs, attrs))
         except Exception as e:  # noqa: BLE001
             self.errors.append(f"{op.name}: infer raised {type(e).__name__}: {e}")
             return
@@ -71,15 +71,15 @@ class _InferChecker:
                 s is None or s == t for s, t in zip(inf.shape, act.shape))
             if not shape_ok or inf.dtype != act.dtype:
                 self.errors.append(f"{op.name}: infer gave {inf.shape} {inf.dtype}, forward "
-                                   f"{act.shape} {act.dtype} ({registry.describe(inputs)})")
+                                   f"{act.shape} {act.dtype} ({dispatch.describe(inputs)})")
 
 
 @pytest.fixture
 def infer_checker():
     chk = _InferChecker()
-    registry._hooks.append(chk)
+    dispatch._hooks.append(chk)
     yield chk
-    registry._hooks.remove(chk)
+    dispatch._hooks.remove(chk)
 
 
 @pytest.mark.parametrize("spec_id", _ids())

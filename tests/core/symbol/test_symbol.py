@@ -5,7 +5,8 @@ import numpy
 import pytest
 
 from core import nd, sym
-from core.ops.registry import OpDef, namespace
+from core.ops.namespace import namespace
+from core.ops.registry import OpDef
 from core.sym._base import NameManager, Prefix, compose
 from core.symbol.graph import TRAIN, Entry, evaluate
 from core.symbol.symbol import Symbol
