@@ -10,12 +10,17 @@ Example:
     >>> x.grad.asnumpy().tolist()
     [2.0, 4.0, 6.0]
 """
-from . import (
+from . import host_memory
+
+host_memory.tune()  # before the first large arrays: freed array memory is reused
+
+from . import (  # noqa: E402
     autograd,
     context,
     cpu_kernels,
     dtypes,
     engine,
+    host_memory,
     initializer,
     kvstore,
     lr_scheduler,
@@ -32,9 +37,9 @@ from . import (
     symbol,
     viz,
 )
-from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
-from .engine import wait_all as waitall
-from .ndarray import NDArray, array, from_dlpack
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
+from .engine import wait_all as waitall  # noqa: E402
+from .ndarray import NDArray, array, from_dlpack  # noqa: E402
 
 cpu_kernels.apply_thread_setting()
 
@@ -42,5 +47,5 @@ __version__ = "0.1.0"
 init = initializer  # MXNet's mx.init
 
 __all__ = ["Context", "NDArray", "__version__", "array", "autograd", "context", "cpu",
-           "cpu_pinned", "current_context", "dtypes", "engine", "from_dlpack", "gpu", "init", "initializer", "kvstore", "lr_scheduler",
+           "cpu_pinned", "current_context", "dtypes", "engine", "from_dlpack", "host_memory", "gpu", "init", "initializer", "kvstore", "lr_scheduler",
            "metric", "nd", "np", "num_gpus", "ops", "optimizer", "parallel", "profiler", "random", "serialization", "sym", "symbol", "viz", "waitall"]
