@@ -106,7 +106,8 @@ def view_of(a: numpy.ndarray, ctx=None, layout: str = "strided") -> NDArray:
 
 def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] | None = None,
                            eps: float = 1e-6, rtol: float = 1e-4, atol: float = 1e-6,
-                           directions: int = 2, seed: int = 0, ctx=None) -> None:
+                           directions: int = 2, seed: int = 0, ctx=None,
+                           as_nd: Callable | None = None) -> None:
     """Check ``fn``'s autograd gradients against central finite differences.
 
     ``fn`` maps NDArrays (and other values) to an NDArray or a tuple of them. The check
@@ -122,6 +123,8 @@ def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] |
         rtol, atol: tolerances on the directional derivatives.
         directions: random directions per input.
         seed: seed of the projection and the directions.
+        as_nd: ``as_nd(values) -> NDArray`` makes the NDArray of each NumPy input (e.g.
+            ``view_of`` for non-contiguous inputs); default ``NDArray(values, ctx=ctx)``.
     """
     ctx = as_context(ctx)
     rng = numpy.random.default_rng(seed)
@@ -129,8 +132,10 @@ def check_numeric_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] |
     if diff is None:
         diff = [i for i, x in enumerate(arrays) if _is_float_array(x)]
 
+    make = as_nd if as_nd is not None else (lambda v: NDArray(v, ctx=ctx))
+
     def to_nd(vals):
-        return [NDArray(v, ctx=ctx) if isinstance(v, numpy.ndarray) else v for v in vals]
+        return [make(v) if isinstance(v, numpy.ndarray) else v for v in vals]
 
     def outputs(vals):
         with autograd.pause():

@@ -5,6 +5,13 @@ rows. ``test_op_table.py`` runs every row through the same checks: values agains
 NumPy reference for each dtype, gradients against central finite differences in
 float64, every operator call's inferred shape/dtype against the real result, and
 non-contiguous inputs. It also fails when a registered operator has no row.
+
+Every row runs on non-contiguous inputs: a row with ``ref`` gets its array arguments as
+strided, reversed (negative strides) and column-major views (``core.test_utils.view_of``),
+and a sample without array arguments writes into a strided ``out=``; a row with a
+``check`` makes its NDArrays through the maker it is given (``check(spec, rng, arr)``),
+contiguous in ``test_values`` and views in ``test_noncontiguous``, which fails when the
+check made no view.
 """
 from __future__ import annotations
 
@@ -44,8 +51,10 @@ class OpSpec:
         grad: check gradients with finite differences (float64).
         rtol, atol: float32 tolerances (other dtypes scale from them).
         check_dtype: compare the result dtype with the reference's.
-        noncontig: also run with non-contiguous inputs.
-        check: ``check(spec, rng)`` replaces value checks (e.g. random operators).
+        check: ``check(spec, rng, arr)`` replaces value checks (e.g. random operators);
+            ``arr(values, dtype=None, ctx=None)`` makes its NDArrays as ``nd.array``
+            does, contiguous (:class:`Contiguous`) or as non-contiguous views
+            (:class:`Views`, in ``test_noncontiguous``).
         covers: other registry names this row also covers.
         grad_eps: finite-difference step.
     """
@@ -59,7 +68,6 @@ class OpSpec:
     rtol: float = 1e-5
     atol: float = 1e-6
     check_dtype: bool = True
-    noncontig: bool = True
     check: Callable | None = None
     covers: Sequence[str] = ()
     grad_eps: float = 1e-6
@@ -81,6 +89,53 @@ def all_specs() -> list[OpSpec]:
         if mod.startswith("specs_"):
             out.extend(importlib.import_module(f"{__package__}.{mod}").SPECS)
     return out
+
+
+# ------------------------------------------------------------------ array makers
+class Contiguous:
+    """``arr`` of ``test_values``: ``nd.array(values, dtype, ctx)``."""
+
+    def __call__(self, values, dtype=None, ctx=None):
+        import core
+
+        return core.nd.array(values, dtype=dtype, ctx=ctx)
+
+
+class Views:
+    """``arr`` of ``test_noncontiguous``: the NDArray ``nd.array`` would make, as a view
+    (the layouts of ``core.test_utils.LAYOUTS`` in turn, one per call), counting the
+    views that are not C-contiguous (arrays of one element cannot be)."""
+
+    def __init__(self):
+        self.calls = 0
+        self.strided = 0
+
+    def layout(self) -> str:
+        from core.test_utils import LAYOUTS
+
+        out = LAYOUTS[self.calls % len(LAYOUTS)]
+        self.calls += 1
+        return out
+
+    def view(self, a: np.ndarray, ctx=None):
+        """A view with the values of NumPy array ``a`` (its dtype)."""
+        from core.test_utils import view_of
+
+        v = view_of(a, ctx, self.layout())
+        self.strided += not _c_contiguous(v)
+        return v
+
+    def __call__(self, values, dtype=None, ctx=None):
+        import core
+
+        return self.view(core.nd.array(values, dtype=dtype, ctx=ctx).asnumpy(), ctx)
+
+
+def _c_contiguous(x) -> bool:
+    return bool(x._data.flags.c_contiguous)  # NumPy's and CuPy's flags
+
+
+CONTIGUOUS = Contiguous()
 
 
 # ----------------------------------------------------------------- sample helpers

@@ -319,12 +319,12 @@ def _second_order():
     rows = []
     for argnum, what in ((0, "data"), (1, "weight")):
         rows.append(OpSpec("Convolution", _grad_of(nd.Convolution, argnum), _conv_grad_ref(argnum),
-                           _conv_samples(_GRAD2_CONV), dtypes=fl, noncontig=False,
+                           _conv_samples(_GRAD2_CONV), dtypes=fl,
                            covers=("_conv_grad_data", "_conv_grad_weight"),
                            extra={"id": f"Convolution_grad2_{what}"}, **_TOL))
         rows.append(OpSpec("Deconvolution", _grad_of(nd.Deconvolution, argnum),
                            _deconv_grad_ref(argnum), _conv_samples(_GRAD2_DECONV), dtypes=fl,
-                           noncontig=False, extra={"id": f"Deconvolution_grad2_{what}"},
+                           extra={"id": f"Deconvolution_grad2_{what}"},
                            **_TOL))
     return rows
 

@@ -145,40 +145,40 @@ def _slice_like_ref(x, like, axes=()):
                    for i in range(x.ndim))]
 
 
-def _index_errors(spec, rng):
-    x = nd.zeros((3, 4))
+def _index_errors(spec, rng, arr):
+    x = arr(np.zeros((3, 4)))
     with _raises(IndexError, "(3, 4)", "5"):
         x[5]
     with _raises(IndexError, "(3, 4)", "7"):
-        x[nd.array([0, 7], dtype="int32")]
+        x[arr([0, 7], dtype="int32")]
     with _raises(IndexError, "(3, 4)", "too many"):
         x[0, 0, 0]
     with _raises(IndexError, "boolean index", "(3, 4)"):
-        x[nd.array([True, False], dtype="bool")]
+        x[arr([True, False], dtype="bool")]
     with _raises(IndexError, "whole numbers"):
-        x[nd.array([0.5, 1.0])]
+        x[arr([0.5, 1.0])]
     with _raises(IndexError, "take", "10", "(4,)"):
-        knp.take(nd.zeros((4,)), nd.array([1, 10], dtype="int32"))
+        knp.take(arr(np.zeros((4,))), arr([1, 10], dtype="int32"))
     with _raises(ValueError, "take", "axis=2", "(3, 4)"):
-        nd.take(x, nd.array([0]), axis=2)
+        nd.take(x, arr([0]), axis=2)
     with _raises(ValueError, "take", "mode"):
-        nd.take(x, nd.array([0]), mode="nearest")
+        nd.take(x, arr([0]), mode="nearest")
     with _raises(ValueError, "pick", "axis=2", "(3, 4)"):
-        nd.pick(x, nd.array([0, 1, 2]), axis=2)
+        nd.pick(x, arr([0, 1, 2]), axis=2)
     with _raises(ValueError, "pick", "(2,)", "(3, 4)"):
-        nd.pick(x, nd.array([0, 1]), axis=1)
+        nd.pick(x, arr([0, 1]), axis=1)
     with _raises(ValueError, "gather_nd", "(3, 2)", "(3, 4)"):
-        nd.gather_nd(x, nd.array([[0, 1], [0, 1], [0, 1]]))
+        nd.gather_nd(x, arr([[0, 1], [0, 1], [0, 1]]))
     with _raises(ValueError, "scatter_nd", "(3,)", "(2, 2)"):
-        nd.scatter_nd(nd.zeros((3,)), nd.array([[0, 1], [0, 1]]), shape=(2, 2))
+        nd.scatter_nd(arr(np.zeros((3,))), arr([[0, 1], [0, 1]]), shape=(2, 2))
     with _raises(ValueError, "slice_axis", "axis=-3", "(3, 4)"):
         nd.slice_axis(x, axis=-3, begin=0, end=1)
     with _raises(ValueError, "slice", "(3, 4)"):
         nd.slice(x, begin=(0, 0, 0), end=(1, 1, 1))
     with _raises(ValueError, "slice_like", "(3, 4)", "(5, 4)"):
-        nd.slice_like(x, nd.zeros((5, 4)))
+        nd.slice_like(x, arr(np.zeros((5, 4))))
     with _raises(ValueError, "__setitem__", "(2,)", "(3, 4)"):
-        F._index_update(x, nd.zeros((2,)), key=0)
+        F._index_update(x, arr(np.zeros((2,))), key=0)
 
 
 def _g2(*args):

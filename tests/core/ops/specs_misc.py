@@ -15,12 +15,25 @@ def _creation(name, call, ref, kwargs_list):
         return [Sample(**dict(k, dtype=d)) for k in kwargs_list]
 
     return OpSpec(name, call, lambda **k: ref(**dict(k, dtype=np_dtype(k["dtype"]))), samples,
-                  dtypes=("float32", "float64", "int32", "float16"), grad=False, noncontig=False)
+                  dtypes=("float32", "float64", "int32", "float16"), grad=False)
 
 
-def _copyto_check(spec, rng):
+def _assigned(fn):
+    """``fn`` with an ``out=`` it does not take (NumPy's ``identity``): the result is
+    assigned into ``out``, as ``x[...] = np.identity(n)`` would."""
+    def call(*args, out=None, **kwargs):
+        res = fn(*args, **kwargs)
+        if out is None:
+            return res
+        out[...] = res
+        return out
+
+    return call
+
+
+def _copyto_check(spec, rng, arr):
     x = rand(rng, (3, 4), "float64")
-    a = nd.array(x, ctx=core.cpu(0), dtype="float64")
+    a = arr(x, ctx=core.cpu(0), dtype="float64")
     b = a.copyto(core.cpu(1))
     assert b.context == core.cpu(1) and np.array_equal(b.asnumpy(), x)
     a.attach_grad()
@@ -29,6 +42,19 @@ def _copyto_check(spec, rng):
     y.backward()
     assert a.grad.context == core.cpu(0)
     np.testing.assert_allclose(a.grad.asnumpy(), np.full((3, 4), 3.0))
+
+
+def _empty_check(spec, rng, arr):
+    _shape_dtype(nd.empty((2, 3), dtype="int32"), (2, 3), "int32")
+    out = arr(np.full((2, 3), 5), dtype="int32")
+    assert nd.empty((2, 3), dtype="int32", out=out) is out
+    _shape_dtype(out, (2, 3), "int32")
+
+
+def _empty_like_check(spec, rng, arr):
+    x = arr(np.zeros((2, 5)), dtype="int32")
+    _shape_dtype(knp.empty_like(x), (2, 5), "int32")
+    _shape_dtype(knp.empty_like(x, dtype="float64"), (2, 5), "float64")
 
 
 SPECS = [
@@ -63,8 +89,7 @@ SPECS = [
     _creation("full", nd.full, np.full, [{"shape": (2, 3), "fill_value": 7}]),
     OpSpec("empty", lambda **k: nd.empty(**k).shape, lambda **k: np.empty(**k).shape,
            lambda rng, d: [Sample(shape=(2, 3))], dtypes=("float32",), grad=False,
-           check_dtype=False, noncontig=False,
-           check=lambda spec, rng: _shape_dtype(nd.empty((2, 3), dtype="int32"), (2, 3), "int32")),
+           check_dtype=False, check=_empty_check),
     _creation("arange", nd.arange, lambda start, stop=None, **k: np.arange(
         *((start,) if stop is None else (start, stop)), **k),
               [{"start": 5}, {"start": 1, "stop": 7, "step": 2}, {"start": 3, "stop": 0,
@@ -73,16 +98,14 @@ SPECS = [
               [{"start": 0, "stop": 1, "num": 5}, {"start": -1, "stop": 1, "num": 4,
                                                    "endpoint": False}]),
     _creation("eye", nd.eye, np.eye, [{"N": 3}, {"N": 2, "M": 4, "k": 1}]),
-    _creation("identity", knp.identity, np.identity, [{"n": 3}]),
+    _creation("identity", _assigned(knp.identity), np.identity, [{"n": 3}]),
     OpSpec("zeros_like", nd.zeros_like, np.zeros_like,
            lambda rng, d: [Sample(rand(rng, (3, 4), d))], dtypes=_F, grad=False),
     OpSpec("ones_like", nd.ones_like, np.ones_like,
            lambda rng, d: [Sample(rand(rng, (3, 4), d))], dtypes=_F, grad=False),
     OpSpec("full_like", lambda x, **k: nd.full_like(x, **k), lambda x, **k: np.full_like(x, **k),
            lambda rng, d: [Sample(rand(rng, (3, 4), d), fill_value=2)], dtypes=_F, grad=False),
-    OpSpec("empty_like", knp.empty_like, None, None,
-           check=lambda spec, rng: _shape_dtype(knp.empty_like(nd.zeros((2, 5), dtype="int32")),
-                                                (2, 5), "int32")),
+    OpSpec("empty_like", knp.empty_like, None, None, check=_empty_like_check),
 ]
 
 

@@ -150,11 +150,11 @@ def _gelu_grad_samples(rng, d):
             for s in ((5,), (3, 4)) for a in (False, True)]
 
 
-def _check_rrelu(spec, rng):
+def _check_rrelu(spec, rng, arr):
     x = away_from(rng, (200, 50), "float64")
     lo, hi = 0.1, 0.4
     core.random.seed(3)
-    a = nd.array(x, dtype="float64")
+    a = arr(x, dtype="float64")
     a.attach_grad()
     with autograd.record():  # training mode: random slopes
         y = nd.LeakyReLU(a, act_type="rrelu", lower_bound=lo, upper_bound=hi)
@@ -173,8 +173,8 @@ def _check_rrelu(spec, rng):
     with autograd.train_mode():
         again = nd.LeakyReLU(nd.array(x, dtype="float64"), act_type="rrelu", lower_bound=lo,
                              upper_bound=hi)
-    np.testing.assert_array_equal(again.asnumpy(), yv)
-    out, slopes_out = F._rrelu(nd.array(x[:3, :4]), lower_bound=lo, upper_bound=hi)
+    np.testing.assert_array_equal(again.asnumpy(), yv)  # arr's array against a contiguous one
+    out, slopes_out = F._rrelu(arr(x[:3, :4]), lower_bound=lo, upper_bound=hi)
     assert out.shape == slopes_out.shape == (3, 4)
     with pytest.raises(ValueError, match="LeakyReLU"):
         F._rrelu(nd.array(x[:3]), lower_bound=0.5, upper_bound=0.1)
@@ -222,9 +222,9 @@ def _length_mask_ref(x, length, axis=-1, dtype="float32"):
 
 
 # ----------------------------------------------------------------- Dropout
-def _check_dropout(spec, rng):
+def _check_dropout(spec, rng, arr):
     x = rand(rng, (400, 300), "float32") + 3.0  # no zeros in the input
-    a = nd.array(x)
+    a = arr(x)
     # outside training: the input itself, no draw
     assert nd.Dropout(a, p=0.5) is a
     with autograd.train_mode():
@@ -238,9 +238,17 @@ def _check_dropout(spec, rng):
     core.random.seed(11)
     y2 = nd.Dropout(a, p=0.3, mode="always").asnumpy()
     np.testing.assert_array_equal(y, y2)
+    # arr's array (a view in test_noncontiguous) drops as a contiguous copy does, and
+    # out= may be the input itself
+    core.random.seed(11)
+    np.testing.assert_array_equal(nd.Dropout(nd.array(x), p=0.3, mode="always").asnumpy(), y)
+    c = arr(x)
+    core.random.seed(11)
+    assert nd.Dropout(c, p=0.3, mode="always", out=c) is c
+    np.testing.assert_array_equal(c.asnumpy(), y)
     # the operator itself: (out, mask), mask reused by the gradient
     for d in FLOATS:
-        b = nd.array(x[:20, :10], dtype=d)
+        b = arr(x[:20, :10], dtype=d)
         b.attach_grad()
         with autograd.record():
             out, mask = F.Dropout(b, p=0.4)

@@ -255,13 +255,13 @@ def _weights(fn, args, rng):
     return [rng.standard_normal(o.shape) for o in outs]
 
 
-def _check_fused_vs_graph(spec, rng):
+def _check_fused_vs_graph(spec, rng, arr):
     """The fused first-order VJP (_norm_grad) equals the recorded one used for create_graph."""
     for name, fn, *args in _grad_cases(rng):
         ws = _weights(fn, args, rng)
         res = []
         for create in (False, True):
-            xs = [nd.array(a, dtype="float64") for a in args]
+            xs = [arr(a, dtype="float64") for a in args]
             for x in xs:
                 x.attach_grad()
             with autograd.record():
@@ -271,7 +271,7 @@ def _check_fused_vs_graph(spec, rng):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
 
 
-def _check_second_order(spec, rng):
+def _check_second_order(spec, rng, arr):
     """Hessian-vector products by autograd against differences of first-order gradients."""
     composites = [
         ("l2", lambda x: nd.L2Normalization(x, mode="channel"), rand(rng, (2, 3, 2), "float64")),
@@ -283,7 +283,7 @@ def _check_second_order(spec, rng):
         vs = [rng.standard_normal(np.shape(a)) for a in args]
 
         def grads(vals, create, fn=fn, ws=ws):
-            xs = [nd.array(v, dtype="float64") for v in vals]
+            xs = [arr(v, dtype="float64") for v in vals]
             for x in xs:
                 x.attach_grad()
             with autograd.record():

@@ -60,6 +60,22 @@ def _reproducible(draw):
     assert np.array_equal(_a(draw(cpu(1))), c)
 
 
+def _same_on_views(arr, draw, *values, dtype=None):
+    """After the same seed, ``draw`` gives the same values with its array arguments made
+    by ``arr`` (views in ``test_noncontiguous``) as with contiguous ones, and writes
+    them into an ``out=`` made by ``arr`` (arguments: NumPy values, as ``nd.array``
+    makes them, or in ``dtype``)."""
+    core.random.seed(77)
+    expect = _a(draw(*[nd.array(v, dtype=dtype) for v in values]))
+    core.random.seed(77)
+    got = _a(draw(*[arr(v, dtype=dtype) for v in values]))
+    assert got.dtype == expect.dtype and np.array_equal(got, expect), "views draw otherwise"
+    core.random.seed(77)
+    out = arr(np.zeros(expect.shape), dtype=expect.dtype)
+    assert draw(*[arr(v, dtype=dtype) for v in values], out=out) is out
+    assert np.array_equal(_a(out), expect), "a draw into a strided out= differs"
+
+
 def _raises(name, *calls, exc=ValueError):
     for call in calls:
         with pytest.raises(exc, match=name):
@@ -67,7 +83,7 @@ def _raises(name, *calls, exc=ValueError):
 
 
 # ----------------------------------------------------------------------- uniform/normal
-def _check_uniform(spec, rng):
+def _check_uniform(spec, rng, arr):
     core.random.seed(0)
     for dt in ("float32", "float64", "float16", "bfloat16"):
         x = nd.random.uniform(-2, 3, shape=(N,), dtype=dt)
@@ -83,7 +99,7 @@ def _check_uniform(spec, rng):
     _dt(nd.random_uniform(0, 1, shape=5), (5,), "float32")
     _dt(nd.random.uniform(shape=()), (), "float32")
     # Array parameters: `shape` samples per element (MXNet's sample_uniform).
-    lo, hi = nd.array([0.0, 10.0, -5.0]), nd.array([1.0, 10.5, -4.0])
+    lo, hi = arr([0.0, 10.0, -5.0]), arr([1.0, 10.5, -4.0])
     x = nd.random.uniform(lo, hi, shape=(4000,))
     _dt(x, (3, 4000), "float32")
     v = _a(x)
@@ -98,6 +114,9 @@ def _check_uniform(spec, rng):
     assert nd.random.uniform(5, 6, shape=(2, 2), out=out) is out
     assert _a(out).min() >= 5
     _reproducible(lambda c: nd.random.uniform(shape=(3, 4), ctx=c))
+    _same_on_views(arr, lambda lo, hi, **o: nd.random.uniform(lo, hi, shape=(5,), **o),
+                   [[0.0, 10.0], [-5.0, 1.0]], [[1.0, 10.5], [-4.0, 2.0]])
+    _same_on_views(arr, lambda **o: nd.random.uniform(-1, 2, shape=(3, 4), **o))
     _reproducible(lambda c: nd.random.uniform(nd.array([0, 1], ctx=c), nd.array([1, 2], ctx=c),
                                               shape=3))
     _raises("random_uniform",
@@ -110,7 +129,7 @@ def _check_uniform(spec, rng):
             lambda: nd.random.uniform(shape=2.5), exc=TypeError)
 
 
-def _check_normal(spec, rng):
+def _check_normal(spec, rng, arr):
     core.random.seed(1)
     for dt in ("float32", "float64", "float16", "bfloat16"):
         x = nd.random.normal(1.5, 2.0, shape=(N,), dtype=dt)
@@ -121,7 +140,7 @@ def _check_normal(spec, rng):
     _std_close(x, 0.01)
     _dt(nd.random.normal(), (1,), "float32")
     _dt(nd.random_normal(0, 1, shape=(2, 3)), (2, 3), "float32")
-    loc, scale = nd.array([[-3.0], [4.0]]), nd.array([0.5, 2.0])
+    loc, scale = arr([[-3.0], [4.0]]), arr([0.5, 2.0])
     x = nd.random.normal(loc, scale, shape=(20000,))
     _dt(x, (2, 2, 20000), "float32")
     v = _a(x)
@@ -133,12 +152,15 @@ def _check_normal(spec, rng):
     _dt(nd.random.normal(0, 0, shape=(2,)), (2,), "float32")
     assert np.all(_a(nd.random.normal(3.0, 0.0, shape=(5,))) == 3.0)
     _reproducible(lambda c: nd.random.normal(shape=(7,), ctx=c))
+    _same_on_views(arr, lambda loc, scale, **o: nd.random.normal(loc, scale, shape=(4,), **o),
+                   [[-3.0, 1.0], [4.0, 0.0]], [[0.5, 2.0], [1.0, 3.0]])
+    _same_on_views(arr, lambda **o: nd.random.normal(1, 2, shape=(2, 3), **o))
     _raises("random_normal", lambda: nd.random.normal(0, -1, shape=(2,)),
             lambda: nd.random.normal(shape=(3, 0)),
             lambda: nd.random.normal(nd.zeros((2,)), nd.array([1.0, -1.0])))
 
 
-def _check_randint(spec, rng):
+def _check_randint(spec, rng, arr):
     core.random.seed(2)
     x = nd.random.randint(-3, 7, shape=(N,))
     _dt(x, (N,), "int32")
@@ -151,6 +173,7 @@ def _check_randint(spec, rng):
     _dt(nd.random_randint(0, 2 ** 40, shape=(4,), dtype="int64"), (4,), "int64")
     assert set(_a(nd.random.randint(4, 5, shape=(10,))).tolist()) == {4}
     _reproducible(lambda c: nd.random.randint(0, 1000, shape=(6,), ctx=c))
+    _same_on_views(arr, lambda **o: nd.random.randint(-3, 70, shape=(4, 3), **o))
     _raises("random_randint", lambda: nd.random.randint(5, 2, shape=(2,)),
             lambda: nd.random.randint(3, 3), lambda: nd.random.randint(0, 5, shape=(0,)),
             lambda: nd.random.randint(0, 2 ** 40, shape=(2,), dtype="int32"))
@@ -170,7 +193,7 @@ def _chi_square(counts, probs):
 
 
 # ----------------------------------------------------------------------- other nd
-def _check_exponential(spec, rng):
+def _check_exponential(spec, rng, arr):
     core.random.seed(3)
     x = nd.random.exponential(4.0, shape=(N,))  # MXNet's lam is the rate
     _dt(x, (N,), "float32")
@@ -178,37 +201,43 @@ def _check_exponential(spec, rng):
     _mean_close(x, 0.25, 0.25)
     _std_close(x, 0.25, rel=0.03)
     _dt(nd.random.exponential(), (1,), "float32")
-    lam = nd.array([1.0, 10.0], dtype="float64")
+    lam = arr([1.0, 10.0], dtype="float64")
     v = _a(nd.random.exponential(lam, shape=(50000,)))
     assert v.shape == (2, 50000) and v.dtype == np.float64
     _mean_close(v[0], 1.0, 1.0)
     _mean_close(v[1], 0.1, 0.1)
     _dt(nd.random_exponential(2, shape=(3,), dtype="float16"), (3,), "float16")
     _reproducible(lambda c: nd.random.exponential(shape=(5,), ctx=c))
+    _same_on_views(arr, lambda lam, **o: nd.random.exponential(lam, shape=(3,), **o),
+                   [[1.0, 10.0], [0.5, 2.0]], dtype="float64")
+    _same_on_views(arr, lambda **o: nd.random.exponential(2.0, shape=(2, 3), **o))
     _raises("random_exponential", lambda: nd.random.exponential(0.0, shape=(2,)),
             lambda: nd.random.exponential(-1, shape=(2,)),
             lambda: nd.random.exponential(nd.array([1.0, 0.0])))
 
 
-def _check_gamma(spec, rng):
+def _check_gamma(spec, rng, arr):
     core.random.seed(4)
     x = nd.random.gamma(2.0, 3.0, shape=(N,))  # shape alpha, scale beta
     _dt(x, (N,), "float32")
     assert _a(x).min() >= 0
     _mean_close(x, 6.0, math.sqrt(2) * 3)
     _std_close(x, math.sqrt(2) * 3, rel=0.03)
-    v = _a(nd.random.gamma(nd.array([0.5, 5.0]), nd.array([1.0, 2.0]), shape=(40000,)))
+    v = _a(nd.random.gamma(arr([0.5, 5.0]), arr([1.0, 2.0]), shape=(40000,)))
     assert v.shape == (2, 40000)
     _mean_close(v[0], 0.5, math.sqrt(0.5))
     _mean_close(v[1], 10.0, math.sqrt(5) * 2)
     _dt(nd.random_gamma(1, 1, shape=(2,), dtype="float64"), (2,), "float64")
     _reproducible(lambda c: nd.random.gamma(2, shape=(5,), ctx=c))
+    _same_on_views(arr, lambda a, b, **o: nd.random.gamma(a, b, shape=(3,), **o),
+                   [[0.5, 5.0], [2.0, 1.0]], [[1.0, 2.0], [0.5, 3.0]])
+    _same_on_views(arr, lambda **o: nd.random.gamma(2.0, 3.0, shape=(2, 3), **o))
     _raises("random_gamma", lambda: nd.random.gamma(0, 1, shape=(2,)),
             lambda: nd.random.gamma(1, -1, shape=(2,)),
             lambda: nd.random.gamma(nd.array([1.0, -2.0])))
 
 
-def _check_poisson(spec, rng):
+def _check_poisson(spec, rng, arr):
     core.random.seed(5)
     x = nd.random.poisson(3.5, shape=(N,))
     _dt(x, (N,), "float32")  # float32 by default, as in MXNet
@@ -217,17 +246,20 @@ def _check_poisson(spec, rng):
     _mean_close(v, 3.5, math.sqrt(3.5))
     _std_close(v, math.sqrt(3.5), rel=0.03)
     _dt(nd.random.poisson(2, shape=(3,), dtype="int32"), (3,), "int32")
-    v = _a(nd.random.poisson(nd.array([0.0, 20.0]), shape=(20000,)))
+    v = _a(nd.random.poisson(arr([0.0, 20.0]), shape=(20000,)))
     assert np.all(v[0] == 0)
     _mean_close(v[1], 20.0, math.sqrt(20))
     _reproducible(lambda c: nd.random.poisson(shape=(5,), ctx=c))
+    _same_on_views(arr, lambda lam, **o: nd.random.poisson(lam, shape=(3,), **o),
+                   [[0.5, 20.0], [3.0, 1.0]])
+    _same_on_views(arr, lambda **o: nd.random.poisson(3.5, shape=(2, 3), **o))
     _raises("random_poisson", lambda: nd.random.poisson(-1, shape=(2,)),
             lambda: nd.random.poisson(nd.array([-1.0])))
 
 
-def _check_shuffle(spec, rng):
+def _check_shuffle(spec, rng, arr):
     core.random.seed(6)
-    x = nd.array(np.arange(24).reshape(8, 3))
+    x = arr(np.arange(24).reshape(8, 3))
     y = nd.random.shuffle(x)
     _dt(y, (8, 3), "float32")
     v = _a(y)
@@ -247,14 +279,16 @@ def _check_shuffle(spec, rng):
     _dt(knp.random.permutation(knp.array(np.arange(5.0))), (5,), "float64")
     _dt(knp.random.permutation(0), (0,), "int64")
     _reproducible(lambda c: nd.random.shuffle(nd.arange(20, ctx=c)))
+    _same_on_views(arr, lambda x, **o: nd.random.shuffle(x, **o), np.arange(24.0).reshape(6, 4))
+    _same_on_views(arr, lambda x, **o: knp.random.permutation(x, **o), np.arange(12.0))
     _raises("random_shuffle", lambda: nd.random.shuffle(nd.array(3.0)),
             lambda: knp.random.permutation(-1))
 
 
-def _check_multinomial(spec, rng):
+def _check_multinomial(spec, rng, arr):
     core.random.seed(7)
     probs = np.array([[0.0, 0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1, 0.0]])
-    s = nd.random.multinomial(nd.array(probs), shape=N // 2)
+    s = nd.random.multinomial(arr(probs), shape=N // 2)
     _dt(s, (2, N // 2), "int32")
     v = _a(s)
     for i in range(2):
@@ -266,12 +300,12 @@ def _check_multinomial(spec, rng):
     v = _a(nd.sample_multinomial(nd.array([[2.0, 6.0], [0.0, 5.0]]), shape=20000))
     assert np.all(v[1] == 1)
     _mean_close(v[0], 0.75, math.sqrt(0.75 * 0.25))
-    s, logp = nd.random.multinomial(nd.array(probs, dtype="float64"), shape=3, get_prob=True)
+    s, logp = nd.random.multinomial(arr(probs, dtype="float64"), shape=3, get_prob=True)
     _dt(s, (2, 3), "int32")
     _dt(logp, (2, 3), "float64")
     np.testing.assert_allclose(_a(logp), np.log(np.take_along_axis(probs, _a(s), axis=1)))
     # get_prob's gradient: d sum(g * log p[s]) / dp = scatter of g / p[s] (REINFORCE).
-    p = nd.array(probs[:, :4] + 0.05)
+    p = arr(probs[:, :4] + 0.05)
     p.attach_grad()
     with core.autograd.record():
         s, logp = nd.random.multinomial(p, shape=6, get_prob=True)
@@ -284,6 +318,8 @@ def _check_multinomial(spec, rng):
             expect[i, sv[i, j]] += g[i, j] / pv[i, sv[i, j]]
     np.testing.assert_allclose(_a(p.grad), expect, rtol=1e-5)
     _reproducible(lambda c: nd.random.multinomial(nd.array(probs, ctx=c), shape=10))
+    _same_on_views(arr, lambda p, **o: nd.random.multinomial(p, shape=7, **o), probs[:, :4] + 0.05)
+    _same_on_views(arr, lambda p, **o: nd.random.multinomial(p, **o), probs[::-1] + 0.05)
     _raises("random_multinomial", lambda: nd.random.multinomial(nd.array([0.5, -0.1, 0.6])),
             lambda: nd.random.multinomial(nd.array([[0.0, 0.0]])),
             lambda: nd.random.multinomial(nd.array([0.5, 0.5]), shape=(0,)),
@@ -293,7 +329,7 @@ def _check_multinomial(spec, rng):
 
 
 # ----------------------------------------------------------------------- np
-def _check_np_uniform(spec, rng):
+def _check_np_uniform(spec, rng, arr):
     core.random.seed(8)
     x = knp.random.uniform(-1, 1, size=(N,))
     _dt(x, (N,), "float32")
@@ -303,7 +339,7 @@ def _check_np_uniform(spec, rng):
     _dt(knp.random.uniform(), (), "float32")  # NumPy: no size gives one value
     _dt(knp.random.uniform(0, 1, 5), (5,), "float32")
     _dt(knp.random.uniform(0, 1, (2, 0)), (2, 0), "float32")
-    low = knp.array(np.array([0.0, 100.0]))
+    low = arr([0.0, 100.0], dtype="float64")
     x = knp.random.uniform(low, low + 1)  # broadcast, not per-element samples
     _dt(x, (2,), "float64")
     assert 0 <= _a(x)[0] < 1 and 100 <= _a(x)[1] < 101
@@ -312,12 +348,15 @@ def _check_np_uniform(spec, rng):
     _mean_close(v[:, 0], 50.5, 101 / math.sqrt(12))
     _mean_close(v[:, 1], 100.5, 1 / math.sqrt(12))
     _reproducible(lambda c: knp.random.uniform(size=(4,), ctx=c))
+    _same_on_views(arr, lambda lo, hi, **o: knp.random.uniform(lo, hi, **o),
+                   [[0.0, 100.0], [-1.0, 3.0]], [[1.0, 101.0], [0.0, 5.0]], dtype="float64")
+    _same_on_views(arr, lambda **o: knp.random.uniform(-1, 1, size=(3, 4), **o))
     _raises("np_random_uniform", lambda: knp.random.uniform(1, 0),
             lambda: knp.random.uniform(size=(-1,)),
             lambda: knp.random.uniform(knp.zeros((3,)), 1.0, size=(2,)))
 
 
-def _check_np_normal(spec, rng):
+def _check_np_normal(spec, rng, arr):
     core.random.seed(9)
     x = knp.random.normal(-1.0, 0.5, (N,), dtype="float64")
     _dt(x, (N,), "float64")
@@ -325,14 +364,17 @@ def _check_np_normal(spec, rng):
     _std_close(x, 0.5)
     _dt(knp.random.normal(), (), "float32")
     _dt(knp.random.normal(scale=2.0, size=3), (3,), "float32")
-    v = _a(knp.random.normal(knp.array(np.array([[0.0], [10.0]])), 1.0, size=(2, 20000)))
+    v = _a(knp.random.normal(arr([[0.0], [10.0]], dtype="float64"), 1.0, size=(2, 20000)))
     _mean_close(v[0], 0.0, 1.0)
     _mean_close(v[1], 10.0, 1.0)
     _reproducible(lambda c: knp.random.normal(size=(4,), ctx=c))
+    _same_on_views(arr, lambda loc, **o: knp.random.normal(loc, 2.0, size=(2, 3), **o),
+                   [[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]], dtype="float64")
+    _same_on_views(arr, lambda **o: knp.random.normal(0.5, 2.0, size=(3, 4), **o))
     _raises("np_random_normal", lambda: knp.random.normal(0, -0.5, size=3))
 
 
-def _check_np_randint(spec, rng):
+def _check_np_randint(spec, rng, arr):
     core.random.seed(10)
     x = knp.random.randint(5, size=(N,))  # [0, low) without high
     _dt(x, (N,), "int64")
@@ -341,43 +383,53 @@ def _check_np_randint(spec, rng):
     _dt(knp.random.randint(-4, -2, 3, dtype="int8"), (3,), "int8")
     assert set(_a(knp.random.randint(-4, -2, 100)).tolist()) == {-4, -3}
     _reproducible(lambda c: knp.random.randint(0, 100, size=(5,), ctx=c))
+    _same_on_views(arr, lambda **o: knp.random.randint(0, 100, size=(3, 4), **o))
     _raises("np_random_randint", lambda: knp.random.randint(0),
             lambda: knp.random.randint(0, 300, size=2, dtype="uint8"))
 
 
-def _check_np_exponential(spec, rng):
+def _check_np_exponential(spec, rng, arr):
     core.random.seed(11)
     x = knp.random.exponential(3.0, size=N)  # NumPy's argument is the scale
     _dt(x, (N,), "float32")
     _mean_close(x, 3.0, 3.0)
     _dt(knp.random.exponential(), (), "float32")
     _reproducible(lambda c: knp.random.exponential(size=(4,), ctx=c))
+    _same_on_views(arr, lambda s, **o: knp.random.exponential(s, **o), [[1.0, 3.0], [0.5, 2.0]],
+                   dtype="float64")
+    _same_on_views(arr, lambda **o: knp.random.exponential(3.0, size=(3, 4), **o))
     _raises("np_random_exponential", lambda: knp.random.exponential(-1.0))
 
 
-def _check_np_gamma(spec, rng):
+def _check_np_gamma(spec, rng, arr):
     core.random.seed(12)
     x = knp.random.gamma(3.0, 0.5, size=N)
     _dt(x, (N,), "float32")
     _mean_close(x, 1.5, math.sqrt(3) * 0.5)
     _dt(knp.random.gamma(2.0), (), "float32")
-    _dt(knp.random.gamma(knp.array(np.array([1.0, 2.0, 3.0]))), (3,), "float64")
+    _dt(knp.random.gamma(arr([1.0, 2.0, 3.0], dtype="float64")), (3,), "float64")
     _reproducible(lambda c: knp.random.gamma(2.0, size=(4,), ctx=c))
+    _same_on_views(arr, lambda a, **o: knp.random.gamma(a, 0.5, **o), [[1.0, 2.0], [3.0, 0.5]],
+                   dtype="float64")
+    _same_on_views(arr, lambda **o: knp.random.gamma(3.0, 0.5, size=(3, 4), **o))
     _raises("np_random_gamma", lambda: knp.random.gamma(-1.0, size=2),
             lambda: knp.random.gamma(1.0, -2.0))
 
 
-def _check_np_poisson(spec, rng):
+def _check_np_poisson(spec, rng, arr):
     core.random.seed(13)
     x = knp.random.poisson(0.7, size=N)
     _dt(x, (N,), "int64")
     _mean_close(x, 0.7, math.sqrt(0.7))
     _dt(knp.random.poisson(), (), "int64")
     _reproducible(lambda c: knp.random.poisson(4.0, size=(4,), ctx=c))
+    _same_on_views(arr, lambda lam, **o: knp.random.poisson(lam, **o), [[0.7, 4.0], [2.0, 9.0]],
+                   dtype="float64")
+    _same_on_views(arr, lambda **o: knp.random.poisson(0.7, size=(3, 4), **o))
     _raises("np_random_poisson", lambda: knp.random.poisson(-0.1))
 
 
-def _check_np_multinomial(spec, rng):
+def _check_np_multinomial(spec, rng, arr):
     core.random.seed(14)
     pv = np.array([0.2, 0.0, 0.5, 0.3])
     x = knp.random.multinomial(10, pv.tolist(), size=20000)
@@ -386,10 +438,12 @@ def _check_np_multinomial(spec, rng):
     assert np.all(v.sum(axis=1) == 10) and np.all(v[:, 1] == 0)
     for j in range(4):
         _mean_close(v[:, j], 10 * pv[j], math.sqrt(10 * pv[j] * (1 - pv[j])))
-    _dt(knp.random.multinomial(3, knp.array(pv)), (4,), "int64")
+    _dt(knp.random.multinomial(3, arr(pv, dtype="float64")), (4,), "int64")
     _dt(knp.random.multinomial(0, [0.5, 0.5], size=(2, 3)), (2, 3, 2), "int64")
     assert _a(knp.random.multinomial(0, [0.5, 0.5], size=2)).sum() == 0
     _reproducible(lambda c: knp.random.multinomial(20, [0.3, 0.7], size=5, ctx=c))
+    _same_on_views(arr, lambda p, **o: knp.random.multinomial(10, p, size=(3, 2), **o),
+                   pv[::-1].copy(), dtype="float64")
     _raises("np_random_multinomial", lambda: knp.random.multinomial(3, [0.7, 0.6, 0.1]),
             lambda: knp.random.multinomial(3, [-0.1, 1.1]),
             lambda: knp.random.multinomial(3, [0.5, 0.5], size=-1))
@@ -397,7 +451,7 @@ def _check_np_multinomial(spec, rng):
             exc=TypeError)
 
 
-def _check_np_choice(spec, rng):
+def _check_np_choice(spec, rng, arr):
     core.random.seed(15)
     x = knp.random.choice(4, N)
     _dt(x, (N,), "int64")
@@ -405,7 +459,7 @@ def _check_np_choice(spec, rng):
     p = np.array([0.1, 0.0, 0.6, 0.3])
     x = knp.random.choice(4, N, p=p.tolist())
     _chi_square(np.bincount(_a(x), minlength=4), p)
-    a = knp.array(np.array([10.0, 20.0, 30.0]))
+    a = arr([10.0, 20.0, 30.0], dtype="float64")
     x = knp.random.choice(a, (2, 3))
     _dt(x, (2, 3), "float64")
     assert set(_a(x).ravel().tolist()) <= {10.0, 20.0, 30.0}
@@ -420,6 +474,10 @@ def _check_np_choice(spec, rng):
         firsts[s[0]] += 1
     _chi_square(firsts, p)
     _reproducible(lambda c: knp.random.choice(100, 5, ctx=c))
+    _same_on_views(arr, lambda a, **o: knp.random.choice(a, (2, 3), **o),
+                   [10.0, 20.0, 30.0, 40.0], dtype="float64")
+    _same_on_views(arr, lambda a, p, **o: knp.random.choice(a, (2, 3), True, p, **o),
+                   [10.0, 20.0, 30.0, 40.0], p[::-1].copy(), dtype="float64")
     _raises("np_random_choice", lambda: knp.random.choice(3, 4, replace=False),
             lambda: knp.random.choice(3, 2, p=[0.5, 0.5]),
             lambda: knp.random.choice(3, 2, p=[0.5, 0.6, -0.1]),

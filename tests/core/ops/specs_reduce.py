@@ -111,9 +111,9 @@ def _bools(rng, shape, dtype):
 
 
 # ----------------------------------------------------------------- checks
-def _check_ties(spec, rng):
+def _check_ties(spec, rng, arr):
     """max/min share the gradient among ties; argmax picks the first."""
-    x = nd.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], dtype="float64")
+    x = arr([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], dtype="float64")
     x.attach_grad()
     with autograd.record():
         y = (nd.max(x, axis=1) * nd.array([1.0, 6.0], dtype="float64")).sum()
@@ -128,8 +128,8 @@ def _check_ties(spec, rng):
     assert x.argmax(axis=1).dtype == np.int64
 
 
-def _check_norm_zero(spec, rng):
-    x = nd.zeros((2, 3), dtype="float64")
+def _check_norm_zero(spec, rng, arr):
+    x = arr(np.zeros((2, 3)), dtype="float64")
     x.attach_grad()
     with autograd.record():
         y = nd.norm(x, axis=1).sum() + nd.std(x)
@@ -137,10 +137,10 @@ def _check_norm_zero(spec, rng):
     assert np.array_equal(x.grad.asnumpy(), np.zeros((2, 3)))
 
 
-def _second_order(fn, x, w, eps=1e-5):
+def _second_order(fn, x, w, arr, eps=1e-5):
     """Hessian-vector product of scalar ``fn`` by autograd against differences of its grad."""
     def grad_at(v, create):
-        a = nd.array(v, dtype="float64")
+        a = arr(v, dtype="float64")
         a.attach_grad()
         with autograd.record():
             y = fn(a)
@@ -158,7 +158,7 @@ def _second_order(fn, x, w, eps=1e-5):
     assert abs(numeric - analytic) <= 1e-5 + 1e-4 * abs(numeric), (numeric, analytic)
 
 
-def _check_second_order(spec, rng):
+def _check_second_order(spec, rng, arr):
     x = _distinct(rng, (3, 4), "float64")
     w = rng.standard_normal((3, 4))
     v = nd.array(rng.standard_normal(3), dtype="float64")
@@ -172,15 +172,16 @@ def _check_second_order(spec, rng):
                lambda a: (nd.cumprod(a, axis=1) * nd.array(w, dtype="float64")).sum(),
                lambda a: (nd.nanmean(a, axis=0) ** 2).sum(),
                lambda a: (nd.mean(a) * nd.sum(a, axis=(), exclude=True)).sum()):
-        _second_order(fn, x, w)
+        _second_order(fn, x, w, arr=arr)
     # prod and cumprod with one zero in a line: mixed second derivatives stay exact
     x[1, 2] = 0.0
-    _second_order(lambda a: (nd.prod(a, axis=1) * v).sum(), x, w)
-    _second_order(lambda a: (nd.cumprod(a, axis=1) * nd.array(w, dtype="float64")).sum(), x, w)
+    _second_order(lambda a: (nd.prod(a, axis=1) * v).sum(), x, w, arr=arr)
+    _second_order(lambda a: (nd.cumprod(a, axis=1) * nd.array(w, dtype="float64")).sum(), x, w,
+                  arr=arr)
 
 
-def _check_errors(spec, rng):
-    x = nd.ones((2, 3))
+def _check_errors(spec, rng, arr):
+    x = arr(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"sum: axis=2 is out of range .*\(2, 3\) float32"):
         nd.sum(x, axis=2)
     with pytest.raises(ValueError, match=r"mean: .*axis=-3 .*\(2, 3\) float32"):
@@ -208,9 +209,9 @@ def _check_errors(spec, rng):
     assert x.max(axis=1, keepdims=True).shape == (2, 1)
 
 
-def _check_unreduce_copy(spec, rng):
+def _check_unreduce_copy(spec, rng, arr):
     """Gradients of reductions are writable arrays of their own."""
-    x = nd.ones((2, 3))
+    x = arr(np.ones((2, 3)))
     x.attach_grad()
     with autograd.record():
         y = x.sum()
@@ -281,8 +282,7 @@ SPECS = [
                                   keepdims=True),
                            Sample(rand(rng, (), d), shape=(2, 3), axes=(0, 1), keepdims=False),
                            Sample(rand(rng, (2, 3), d), shape=(2, 3), axes=(), keepdims=False),
-                           Sample(rand(rng, (), d), shape=(), axes=(), keepdims=True)],
-           noncontig=False),
+                           Sample(rand(rng, (), d), shape=(), axes=(), keepdims=True)]),
     OpSpec("_unreduce", None, None, None, check=_check_unreduce_copy,
            extra={"id": "_unreduce_copy"}),
 ]

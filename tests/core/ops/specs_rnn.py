@@ -158,5 +158,5 @@ SPECS = [
 ] + [
     # float16 runs in float32 inside and returns float16
     OpSpec("RNN", _call, np_rnn, _samples("lstm"), dtypes=("float16",), grad=False,
-           noncontig=False, extra={"id": "RNN_float16"}),
+           extra={"id": "RNN_float16"}),
 ]

@@ -231,11 +231,11 @@ def _bs_samples(rng, d):
             Sample(rand(rng, (1, 2, 5, 3), d), _grid(rng, (1, 2, 4, 4), d))]
 
 
-def _names(spec, rng):
+def _names(spec, rng, arr):
     contrib = namespace("nd", "contrib")
     assert contrib["BilinearResize2D"].op is REGISTRY["BilinearResize2D"]
     x = rand(rng, (1, 2, 3, 4), "float32")
-    out = nd.BilinearResize2D(nd.array(x), height=5, width=6)
+    out = nd.BilinearResize2D(arr(x), height=5, width=6)
     np.testing.assert_allclose(out.asnumpy(), ref_bilinear_resize(x, height=5, width=6),
                                rtol=1e-5, atol=1e-6)
 

@@ -38,5 +38,5 @@ def _samples(rng, dtype):
 
 SPECS = [
     OpSpec("_seeded_random", F._seeded_random, _ref, _samples, dtypes=("int32", "int64"),
-           grad=False, noncontig=False),
+           grad=False),
 ]

@@ -34,6 +34,8 @@ def second_order(name, fn, cases, suffix="grad2"):
     """A row that checks the gradient of the gradient of ``sum(w * fn(x) ** 2)``.
 
     ``cases(rng)`` gives argument lists; the first is the float array differentiated.
+    The check's ``arr`` makes the NDArrays of the NumPy arguments (views in
+    ``test_noncontiguous``; float64 kept).
     """
     def first(*xs):
         x, rest = xs[0], xs[1:]
@@ -51,9 +53,10 @@ def second_order(name, fn, cases, suffix="grad2"):
                 s = s + t
         return autograd.grad(s, x, create_graph=outer, retain_graph=outer)
 
-    def check(spec, rng):
+    def check(spec, rng, arr):
         for args in cases(rng):
-            check_numeric_gradient(first, args, diff=[0])
+            check_numeric_gradient(first, args, diff=[0],
+                                   as_nd=lambda v: arr(v, dtype=v.dtype))
 
     return OpSpec(name, None, None, None, check=check, extra={"id": f"{name}:{suffix}"})
 
@@ -116,8 +119,8 @@ def _method_reshape_samples(rng, d):
             Sample(rand(rng, (2, 3), d), shape=(3, 2), expect=(3, 2))]
 
 
-def _reshape_errors(spec, rng):
-    x = nd.zeros((2, 3))
+def _reshape_errors(spec, rng, arr):
+    x = arr(np.zeros((2, 3)))
     with _raises(ValueError, "reshape", "(2, 3)", "(4, 2)"):
         nd.reshape(x, shape=(4, 2))
     with _raises(ValueError, "reshape", "(2, 3)", "(4, -1)"):
@@ -136,8 +139,8 @@ def _reshape_errors(spec, rng):
         knp.reshape(x, (2.5, 3))
 
 
-def _axis_errors(spec, rng):
-    x = nd.zeros((2, 3))
+def _axis_errors(spec, rng, arr):
+    x = arr(np.zeros((2, 3)))
     cases = [(lambda: nd.transpose(x, axes=(0, 0)), "transpose", "(2, 3)"),
              (lambda: nd.transpose(x, axes=(0, 2)), "transpose", "axes=2"),
              (lambda: nd.swapaxes(x, 0, 2), "swapaxes", "axis2=2"),
@@ -147,10 +150,10 @@ def _axis_errors(spec, rng):
              (lambda: nd.squeeze(x, axis=-3), "squeeze", "axis=-3"),
              (lambda: nd.repeat(x, 2, axis=2), "repeat", "axis=2"),
              (lambda: knp.concatenate([x, x], axis=2), "concatenate", "axis=2"),
-             (lambda: knp.concatenate([x, nd.zeros((3, 3))], axis=1), "concatenate",
+             (lambda: knp.concatenate([x, arr(np.zeros((3, 3)))], axis=1), "concatenate",
               "(3, 3)"),
              (lambda: knp.stack([x, x], axis=3), "stack", "axis=3"),
-             (lambda: knp.stack([x, nd.zeros((3, 2))]), "stack", "(3, 2)"),
+             (lambda: knp.stack([x, arr(np.zeros((3, 2)))]), "stack", "(3, 2)"),
              (lambda: nd.split(x, 2, axis=1), "split", "size 3"),
              (lambda: nd.split(x, 2, axis=-3), "split", "axis=-3"),
              (lambda: nd.flip(x, axis=2), "flip", "axis=2"),
@@ -168,9 +171,9 @@ def _axis_errors(spec, rng):
         knp.tril(nd.zeros(()))
 
 
-def _mixed_dtypes(spec, rng):
-    a = nd.array(rand(rng, (2, 3), "float32"), dtype="float32")
-    b = nd.array(rand(rng, (2, 2), "int32"), dtype="int32")
+def _mixed_dtypes(spec, rng, arr):
+    a = arr(rand(rng, (2, 3), "float32"), dtype="float32")
+    b = arr(rand(rng, (2, 2), "int32"), dtype="int32")
     out = knp.concatenate([a, b], axis=1)
     ref = np.concatenate([a.asnumpy(), b.asnumpy()], axis=1)
     assert out.dtype == ref.dtype and np.array_equal(out.asnumpy(), ref)
@@ -185,17 +188,17 @@ def _mixed_dtypes(spec, rng):
     assert nd.Concat(a, a).shape == (2, 6)
 
 
-def _method_check(spec, rng):
-    x = nd.array(rand(rng, (2, 3, 4), "float32"))
-    assert x.T.shape == (4, 3, 2)
-    assert x.transpose(1, 0, 2).shape == (3, 2, 4)
-    assert x.flatten().shape == (2, 12)
-    assert x.ravel().shape == (24,)
-    assert x.swapaxes(0, 2).shape == (4, 3, 2)
-    assert x.expand_dims(1).shape == (2, 1, 3, 4)
+def _method_check(spec, rng, arr):
+    x = arr(rand(rng, (2, 3, 4), "float32"))
+    v = x.asnumpy()
+    for got, want in ((x.T, v.T), (x.transpose(1, 0, 2), v.transpose(1, 0, 2)),
+                      (x.flatten(), v.reshape(2, 12)), (x.ravel(), v.ravel()),
+                      (x.swapaxes(0, 2), v.swapaxes(0, 2)), (x.expand_dims(1), v[:, None]),
+                      (x.split(2, axis=2)[1], v[:, :, 2:]), (x.reshape((4, 6)), v.reshape(4, 6)),
+                      (x.reshape(shape=(0, -1)), v.reshape(2, 12))):
+        assert got.shape == want.shape and np.array_equal(got.asnumpy(), want), (got.shape,
+                                                                                 want.shape)
     assert len(x.split(2, axis=2)) == 2
-    assert x.reshape((4, 6)).shape == (4, 6)
-    assert x.reshape(shape=(0, -1)).shape == (2, 12)
 
 
 def _grad2_cases(shape, **k):

@@ -116,8 +116,8 @@ def _scatter_samples(rng, d):
 
 
 # ----------------------------------------------------------------- checks
-def _check_sort_api(spec, rng):
-    x = nd.array([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]])
+def _check_sort_api(spec, rng, arr):
+    x = arr([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]])
     assert x.sort().asnumpy().tolist() == [[1, 1, 2, 3], [0, 4, 5, 5]]
     assert nd.sort(x, axis=0, is_ascend=False).asnumpy().tolist() == [[3, 5, 5, 4],
                                                                        [0, 1, 2, 1]]
@@ -142,7 +142,7 @@ def _check_sort_api(spec, rng):
         nd.topk(x, dtype="bool")
 
 
-def _check_second_order(spec, rng):
+def _check_second_order(spec, rng, arr):
     """Gradients through sort/topk are recorded: second derivatives of (sort(x)**2 * w)."""
     x = _distinct(rng, (3, 4), "float64")
     w = rng.standard_normal((3, 2))
@@ -151,7 +151,7 @@ def _check_second_order(spec, rng):
                lambda a: nd.topk(a, k=2, ret_typ="both")[0] ** 2,
                lambda a: F._gather_along_axis(nd.sort(a, axis=1, is_ascend=False) ** 2, first2,
                                               axis=1)):
-        a = nd.array(x, dtype="float64")
+        a = arr(x, dtype="float64")
         a.attach_grad()
         with autograd.record():
             y = (fn(a) * nd.array(w, dtype="float64")).sum()

@@ -8,10 +8,10 @@ import core
 from core.dtypes import is_float
 from core.ndarray import NDArray
 from core.ops import REGISTRY, dispatch
-from core.test_utils import assert_almost_equal, check_numeric_gradient, tolerances, view_of
+from core.test_utils import assert_almost_equal, check_numeric_gradient, tolerances
 
 from . import hybrid_check
-from .op_db import all_specs, np_dtype
+from .op_db import CONTIGUOUS, Views, all_specs, np_dtype
 
 SPECS = all_specs()
 BY_ID = {s.id: s for s in SPECS}
@@ -32,14 +32,8 @@ def test_every_registered_operator_has_a_row():
     assert not unknown, f"rows naming operators that are not registered: {unknown}"
 
 
-def _to_nd(args, noncontig=False):
-    out = []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            out.append(view_of(a) if noncontig else core.nd.array(a, dtype=a.dtype))
-        else:
-            out.append(a)
-    return out
+def _to_nd(args):
+    return [core.nd.array(a, dtype=a.dtype) if isinstance(a, np.ndarray) else a for a in args]
 
 
 def _as_tuple(x):
@@ -87,7 +81,7 @@ def test_values(spec_id, infer_checker):
     spec = BY_ID[spec_id]
     rng = np.random.default_rng(0)
     if spec.check is not None:
-        spec.check(spec, rng)
+        spec.check(spec, rng, CONTIGUOUS)
         assert not infer_checker.errors, infer_checker.errors
         return
     for dtype in spec.dtypes:
@@ -107,17 +101,32 @@ def test_values(spec_id, infer_checker):
 
 @pytest.mark.parametrize("spec_id", _ids())
 def test_noncontiguous(spec_id):
+    """Every row on non-contiguous inputs. Rows with ``ref``: the array arguments as views
+    (strided, reversed and column-major in turn, ``op_db.Views``) against the reference,
+    and a sample without array arguments writing into a strided ``out=``. Rows with a
+    ``check``: the check run with ``Views`` as its array maker. A row that makes no
+    non-contiguous array fails."""
     spec = BY_ID[spec_id]
-    if spec.check is not None or not spec.noncontig:
-        pytest.skip("row has no value check on non-contiguous inputs")
     rng = np.random.default_rng(1)
-    dtype = "float64" if "float64" in spec.dtypes else spec.dtypes[0]
-    for sample in spec.samples(rng, dtype):
-        ours = _as_tuple(spec.call(*_to_nd(sample.args, noncontig=True), **sample.kwargs))
-        ref = _as_tuple(spec.ref(*sample.args, **sample.kwargs))
+    views = Views()
+    if spec.check is not None:
+        spec.check(spec, rng, views)
+    else:
+        dtype = "float64" if "float64" in spec.dtypes else spec.dtypes[0]
         rtol, atol = tolerances(np_dtype(dtype), spec.rtol, spec.atol)
-        for o, r in zip(ours, ref):
-            assert_almost_equal(o, np.asarray(r), rtol=rtol, atol=atol, names=("core", "numpy"))
+        for sample in spec.samples(rng, dtype):
+            ref = [np.asarray(r) for r in _as_tuple(spec.ref(*sample.args, **sample.kwargs))]
+            args = [views.view(a) if isinstance(a, np.ndarray) else a for a in sample.args]
+            kwargs = dict(sample.kwargs)
+            if not any(isinstance(a, np.ndarray) for a in sample.args):
+                kwargs["out"] = views.view(np.zeros(ref[0].shape, ref[0].dtype))
+            ours = _as_tuple(spec.call(*args, **kwargs))
+            if "out" in kwargs:
+                assert ours[0] is kwargs["out"], f"{spec.id}: out= is not the result"
+            for o, r in zip(ours, ref):
+                assert_almost_equal(o, r, rtol=rtol, atol=atol, names=("core", "numpy"))
+    assert views.strided, (f"{spec.id}: no non-contiguous input was made; give the row "
+                           "array arguments, or make its check's arrays with its arr")
 
 
 @pytest.mark.parametrize("spec_id", _ids())
