@@ -22,7 +22,10 @@ round runs every framework once per model, in a rotating order), so no framework
 threads, allocator or compiled code disturb another's and a change in the machine's
 load hits all of them alike. Every process gets the same thread count
 (``--threads``: ``OMP/OPENBLAS/MKL_NUM_THREADS``, ``KBACKEND_NUM_THREADS``,
-``torch.set_num_threads``, XLA's intra-op threads). Times are medians over all the
+``torch.set_num_threads``, XLA's intra-op threads), and none inherits
+``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` (some machines pin OpenBLAS to an older kernel
+with them; pinned to Haswell on an AVX-512 machine, NumPy's GEMMs run at half speed while
+torch's oneDNN is unaffected; ``--openblas-as-set`` keeps them). Times are medians over all the
 repeats of all rounds; "spread" is (max - min) / median over them (a large one: the
 machine was busy). The workloads are the existing benchmarks' (``bench_mlp_fc``,
 ``bench_cnn``, ``bench_lstm``, ``bench_hybridize``, ``bench_keras_fit``), which check
@@ -97,9 +100,20 @@ def installed(name: str) -> bool:
 
 # ----------------------------------------------------------------------------- processes
 
+# Variables some machines set to pin OpenBLAS to an older kernel (older OpenBLAS builds
+# misdetect new processors); a current NumPy's OpenBLAS detects the CPU itself, and pinned
+# to Haswell's AVX2 kernels it runs GEMMs at half the speed of its AVX-512 ones. Measured
+# processes run without them (as a user's would) unless --openblas-as-set.
+OPENBLAS_PINS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+_options = {"keep_openblas_pins": False}
+
+
 def child_env(threads: int, cache_dir: str | None = None, keras: str = "kbackend") -> dict:
     """The environment of every measured process: the same thread count everywhere."""
     env = _thread_env(keras, threads)
+    if not _options["keep_openblas_pins"]:
+        for var in OPENBLAS_PINS:
+            env.pop(var, None)
     env["KBACKEND_NUM_THREADS"] = str(threads)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
@@ -376,10 +390,30 @@ def keras_lines(res: dict, mode: Mode) -> list[str]:
 
 # ----------------------------------------------------------------------------- main
 
+def blas_line(threads: int) -> str:
+    """Which BLAS kernel the measured processes run, and why (the pins they drop)."""
+    code = ("from threadpoolctl import threadpool_info; import numpy; print(', '.join("
+            "f\"{p.get('internal_api')} {p.get('architecture', 'n/a')}\" for p in "
+            "threadpool_info() if p.get('user_api') == 'blas'))")
+    try:
+        got = subprocess.run([sys.executable, "-c", code], env=child_env(threads),
+                             capture_output=True, text=True, timeout=120, check=True)
+        kernel = got.stdout.strip() or "unknown"
+    except (subprocess.SubprocessError, OSError):
+        kernel = "unknown (threadpoolctl failed)"
+    pins = [f"{v}={os.environ[v]}" for v in OPENBLAS_PINS if v in os.environ]
+    if not pins:
+        return f"blas kernel in the measured processes: {kernel}"
+    how = ("kept (--openblas-as-set)" if _options["keep_openblas_pins"]
+           else "unset there (--openblas-as-set keeps them)")
+    return f"blas kernel in the measured processes: {kernel}; this shell's {', '.join(pins)} {how}"
+
+
 def report(mode: Mode, threads: int, timeout: float, json_path: str | None = None,
-           out=sys.stdout) -> int:
+           out=sys.stdout, keep_openblas_pins: bool = False) -> int:
     """Measure everything ``mode`` asks for and print the report; 1 if anything failed."""
     t_start = time.perf_counter()
+    _options["keep_openblas_pins"] = keep_openblas_pins
     has_torch, has_jax = installed("torch"), installed("jax")
 
     def emit(lines):
@@ -388,7 +422,7 @@ def report(mode: Mode, threads: int, timeout: float, json_path: str | None = Non
         print(file=out)
         out.flush()
 
-    emit(["== machine", *(f"  {ln}" for ln in machine_report()),
+    emit(["== machine", *(f"  {ln}" for ln in machine_report()), f"  {blas_line(threads)}",
           f"  report mode: {mode.name}; every framework in its own processes, {threads} "
           "threads each (BLAS, OpenMP, numba, torch, XLA)",
           *([] if has_torch else ["  torch is not installed: no torch columns"]),
@@ -435,6 +469,9 @@ def add_arguments(p: argparse.ArgumentParser, note: str = "") -> None:
     p.add_argument("--timeout", type=float, default=900.0,
                    help=f"{note}seconds one measured process may take")
     p.add_argument("--json", metavar="PATH", help=f"{note}also write the raw results as JSON")
+    p.add_argument("--openblas-as-set", action="store_true",
+                   help=f"{note}keep OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE in the measured "
+                        "processes (by default they are unset there)")
 
 
 def mode_of(args) -> Mode:
@@ -452,7 +489,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.threads < 1:
         p.error("--threads must be at least 1")
-    return report(mode_of(args), args.threads, args.timeout, args.json)
+    return report(mode_of(args), args.threads, args.timeout, args.json,
+                  keep_openblas_pins=args.openblas_as_set)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ def main(argv=None) -> int:
     if args.report:
         if args.threads < 1:
             p.error("--threads must be at least 1")
-        return report.report(report.mode_of(args), args.threads, args.timeout, args.json)
+        return report.report(report.mode_of(args), args.threads, args.timeout, args.json,
+                             keep_openblas_pins=args.openblas_as_set)
     if args.list:
         for name, mod in found.items():
             print(f"{name:12s} {mod.TITLE}")
