@@ -1,10 +1,15 @@
-"""Binary elementwise operators with NumPy broadcasting, and ``where``."""
+"""Binary elementwise operators with NumPy broadcasting, and ``where``.
+
+The ufunc operators a fused elementwise program may contain give the C expression of
+the GPU kernel (``c=``, ``fusion=`` of their ``defop``; see ``core.ops.fusible``).
+"""
 from __future__ import annotations
 
 import numpy
 
 from ..dtypes import is_float
 from .broadcast import sum_to
+from .fusible import c_by_kind, c_expr, ufunc_fusion
 from .infer import broadcast, result_type, ufunc_dtype
 from .registry import Aval, F, defop
 
@@ -28,7 +33,10 @@ def _red(c, i, g):
     return sum_to(g() if callable(g) else g, m[0], m[1])
 
 
-def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True):
+def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True,
+            c=None, kinds="f"):
+    """Register a binary operator that is a NumPy/CuPy ufunc; ``c`` (a C template or
+    ``c_by_kind``) for inputs of dtype ``kinds`` makes it fusable."""
     uname = ufunc.__name__
 
     def forward(xp, a, b):
@@ -37,7 +45,8 @@ def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiabl
     forward.__doc__ = doc
     defop(name, infer=_binary_infer(name, ufunc), inputs=("x1", "x2"),
           vjp=vjp if differentiable else None, save=save, doc=doc,
-          nd=(name,) if nd is None else nd, np=(name,) if np is None else np)(forward)
+          nd=(name,) if nd is None else nd, np=(name,) if np is None else np,
+          fusion=None if c is None else ufunc_fusion(uname, c, kinds))(forward)
 
 
 def _mx(name):
@@ -47,18 +56,20 @@ def _mx(name):
 
 _binary("add", numpy.add, lambda c, g: (_red(c, 0, g), _red(c, 1, g)), save=False,
         nd=("add", "broadcast_add", "broadcast_plus", "elemwise_add", "plus"),
-        doc="a + b with broadcasting.")
-_binary("subtract", numpy.subtract, lambda c, g: (_red(c, 0, g), _red(c, 1, lambda: -g)), save=False,
-        nd=("subtract", "broadcast_sub", "broadcast_minus", "elemwise_sub", "minus"),
-        doc="a - b with broadcasting.")
+        doc="a + b with broadcasting.",
+        c=c_by_kind(f="({a} + {b})", i="({a} + {b})", b="({a} || {b})"), kinds="fiub")
+_binary("subtract", numpy.subtract, lambda c, g: (_red(c, 0, g), _red(c, 1, lambda: -g)),
+        save=False, nd=("subtract", "broadcast_sub", "broadcast_minus", "elemwise_sub", "minus"),
+        doc="a - b with broadcasting.", c="({a} - {b})", kinds="fiu")
 _binary("multiply", numpy.multiply,
         lambda c, g: (_red(c, 0, lambda: g * c.inputs[1]), _red(c, 1, lambda: g * c.inputs[0])),
-        nd=("multiply", "broadcast_mul", "elemwise_mul"), doc="a * b with broadcasting.")
+        nd=("multiply", "broadcast_mul", "elemwise_mul"), doc="a * b with broadcasting.",
+        c=c_by_kind(f="({a} * {b})", i="({a} * {b})", b="({a} && {b})"), kinds="fiub")
 _binary("divide", numpy.true_divide,
         lambda c, g: (_red(c, 0, lambda: g / c.inputs[1]),
                       _red(c, 1, lambda: -g * c.out / c.inputs[1])),
         nd=("divide", "broadcast_div", "elemwise_div"), np=("divide", "true_divide"),
-        doc="a / b (true division) with broadcasting.")
+        doc="a / b (true division) with broadcasting.", c="({a} / {b})")
 _binary("floor_divide", numpy.floor_divide,
         lambda c, g: (_red(c, 0, F.zeros_like(g)), _red(c, 1, F.zeros_like(g))), save=False,
         nd=("floor_divide",), doc="Floor of a / b.")
@@ -80,7 +91,8 @@ def _power_vjp(c, g):
 
 
 _binary("power", numpy.power, _power_vjp, nd=("power", "broadcast_power"),
-        doc="a ** b; the gradient for b uses log(a) where a > 0 and 0 elsewhere.")
+        doc="a ** b; the gradient for b uses log(a) where a > 0 and 0 elsewhere.",
+        c="pow({a}, {b})")
 
 
 def _max_vjp(c, g):
@@ -96,12 +108,16 @@ def _min_vjp(c, g):
 
 
 _binary("maximum", numpy.maximum, _max_vjp, nd=_mx("maximum"),
-        doc="Elementwise maximum; on ties the gradient goes to the first input.")
+        doc="Elementwise maximum; on ties the gradient goes to the first input.",
+        c=c_by_kind(f="((isnan({a}) || {a} > {b}) ? {a} : {b})", i="({a} > {b} ? {a} : {b})",
+                    b="({a} || {b})"), kinds="fiub")
 _binary("minimum", numpy.minimum, _min_vjp, nd=_mx("minimum"),
-        doc="Elementwise minimum; on ties the gradient goes to the first input.")
+        doc="Elementwise minimum; on ties the gradient goes to the first input.",
+        c=c_by_kind(f="((isnan({a}) || {a} < {b}) ? {a} : {b})", i="({a} < {b} ? {a} : {b})",
+                    b="({a} && {b})"), kinds="fiub")
 _binary("hypot", numpy.hypot,
         lambda c, g: (_red(c, 0, g * c.inputs[0] / c.out), _red(c, 1, g * c.inputs[1] / c.out)),
-        nd=_mx("hypot"), doc="sqrt(a**2 + b**2) without overflow.")
+        nd=_mx("hypot"), doc="sqrt(a**2 + b**2) without overflow.", c="hypot({a}, {b})")
 
 
 def _atan2_vjp(c, g):
@@ -111,32 +127,43 @@ def _atan2_vjp(c, g):
 
 
 _binary("arctan2", numpy.arctan2, _atan2_vjp, nd=("arctan2",), np=("arctan2", "atan2"),
-        doc="Angle of the point (b, a): arctan(a / b) in the right quadrant.")
+        doc="Angle of the point (b, a): arctan(a / b) in the right quadrant.",
+        c="atan2({a}, {b})")
 _binary("logaddexp", numpy.logaddexp,
         lambda c, g: (_red(c, 0, g * F.exp(c.inputs[0] - c.out)),
                       _red(c, 1, g * F.exp(c.inputs[1] - c.out))),
-        doc="log(exp(a) + exp(b)) without overflow.")
+        doc="log(exp(a) + exp(b)) without overflow.",
+        # NumPy's npy_logaddexp: equal inputs give a + log(2) (so inf + inf stays inf).
+        c=c_expr("(({a} == {b}) ? {a} + ({T})0.6931471805599453 : (({a} > {b}) ? "
+                 "{a} + log1p(exp({b} - {a})) : (({a} < {b}) ? {b} + log1p(exp({a} - {b})) "
+                 ": {a} - {b})))"))
 _binary("copysign", numpy.copysign,
         lambda c, g: (_red(c, 0, g * F.sign(c.inputs[0]) * F.sign(c.out)),
                       _red(c, 1, F.zeros_like(g))),
-        doc="|a| with the sign of b.")
+        doc="|a| with the sign of b.", c="copysign({a}, {b})")
 
-for _name, _uf, _mxn in (("equal", numpy.equal, "broadcast_equal"),
-                         ("not_equal", numpy.not_equal, "broadcast_not_equal"),
-                         ("less", numpy.less, "broadcast_lesser"),
-                         ("less_equal", numpy.less_equal, "broadcast_lesser_equal"),
-                         ("greater", numpy.greater, "broadcast_greater"),
-                         ("greater_equal", numpy.greater_equal, "broadcast_greater_equal"),
-                         ("logical_and", numpy.logical_and, "broadcast_logical_and"),
-                         ("logical_or", numpy.logical_or, "broadcast_logical_or"),
-                         ("logical_xor", numpy.logical_xor, "broadcast_logical_xor")):
+for _name, _uf, _mxn, _c in (
+        ("equal", numpy.equal, "broadcast_equal", "({a} == {b})"),
+        ("not_equal", numpy.not_equal, "broadcast_not_equal", "({a} != {b})"),
+        ("less", numpy.less, "broadcast_lesser", "({a} < {b})"),
+        ("less_equal", numpy.less_equal, "broadcast_lesser_equal", "({a} <= {b})"),
+        ("greater", numpy.greater, "broadcast_greater", "({a} > {b})"),
+        ("greater_equal", numpy.greater_equal, "broadcast_greater_equal", "({a} >= {b})"),
+        ("logical_and", numpy.logical_and, "broadcast_logical_and",
+         "(({a} != 0) && ({b} != 0))"),
+        ("logical_or", numpy.logical_or, "broadcast_logical_or", "(({a} != 0) || ({b} != 0))"),
+        ("logical_xor", numpy.logical_xor, "broadcast_logical_xor",
+         "(({a} != 0) != ({b} != 0))")):
     _binary(_name, _uf, None, nd=(_name, _mxn), differentiable=False,
-            doc=f"Elementwise {_name.replace('_', ' ')} (boolean result, no gradient).")
+            doc=f"Elementwise {_name.replace('_', ' ')} (boolean result, no gradient).",
+            c=_c, kinds="fiub")
 
-for _name, _uf in (("bitwise_and", numpy.bitwise_and), ("bitwise_or", numpy.bitwise_or),
-                   ("bitwise_xor", numpy.bitwise_xor)):
+for _name, _uf, _c in (("bitwise_and", numpy.bitwise_and, "({a} & {b})"),
+                       ("bitwise_or", numpy.bitwise_or, "({a} | {b})"),
+                       ("bitwise_xor", numpy.bitwise_xor, "({a} ^ {b})")):
     _binary(_name, _uf, None, differentiable=False,
-            doc=f"Elementwise {_name.replace('_', ' ')} of integers or booleans.")
+            doc=f"Elementwise {_name.replace('_', ' ')} of integers or booleans.",
+            c=_c, kinds="iub")
 
 
 # --------------------------------------------------------------- where

@@ -10,12 +10,15 @@ which steps are (a tuple of ints: one output each).
 
 - ``infer`` runs each step's own ``infer`` rule in order, so shapes and dtype
   promotion are exactly those of the unfused operators.
-- On CPU, the steps run as NumPy ufuncs writing in place (``out=``) into a few
-  buffers: a step reuses the buffer of a value of the same shape and dtype that no
-  later step reads, so a chain of any length materializes one array. Only operators
-  whose own forward *is* that ufunc call (or a fixed sequence of in-place ufunc calls,
-  see ``_TABLE``) may appear, so the results equal the unfused ones bit for bit.
-- On GPU, the program becomes one generated ``cupy.ElementwiseKernel``
+- Which operators may be steps, and how they run, each operator declares in its own
+  ``defop`` block (``fusion=``, a :class:`~core.ops.fusible.Fusion`): the ufunc its
+  forward is, or the in-place recipe its forward runs, and a C expression.
+- On CPU (:func:`_cpu_plan`, :func:`_run_cpu`), the steps run as NumPy ufuncs writing in
+  place (``out=``) into a few buffers: a step reuses the buffer of a value of the same
+  shape and dtype that no later step reads, so a chain of any length materializes one
+  array. Only operators whose own forward *is* that ufunc call (or that in-place recipe)
+  may appear, so the results equal the unfused ones bit for bit.
+- On GPU (:func:`_run_gpu`), the program becomes one generated ``cupy.ElementwiseKernel``
   (:func:`kernel_source`, memoized per program and input dtypes, named
   ``fused_<hash>``): each step is a C expression computed in the dtype NumPy's ufunc
   loop would use (float16 in float, rounded after every step). Results agree with
@@ -37,12 +40,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Callable
-from typing import NamedTuple
 
 import numpy
 
 from .. import cuda
+from .fusible import Fusion, FusionByAttr
 from .registry import REGISTRY, Aval, defop
 
 _NAME = "_fused_elemwise"
@@ -50,176 +52,24 @@ _NAME = "_fused_elemwise"
 _NATIVE = frozenset(numpy.dtype(c) for c in "?bBhHiIlLqQefd")
 
 
-# --------------------------------------------------------------- C expressions (GPU)
-def _c(template: str) -> Callable:
-    """A C expression from a template over ``{a}``, ``{b}`` and the compute type ``{T}``."""
-    return lambda args, T, kind: template.format(a=args[0], b=args[-1], T=T)
-
-
-def _by_kind(**templates) -> Callable:
-    """Per loop-kind templates: keys ``f`` (float), ``i`` (int and uint), ``b`` (bool)."""
-    def expr(args, T, kind):
-        k = "i" if kind == "u" else kind
-        return templates[k].format(a=args[0], b=args[-1], T=T)
-
-    return expr
-
-
-_MAXIMUM = _by_kind(f="((isnan({a}) || {a} > {b}) ? {a} : {b})", i="({a} > {b} ? {a} : {b})",
-                    b="({a} || {b})")
-_MINIMUM = _by_kind(f="((isnan({a}) || {a} < {b}) ? {a} : {b})", i="({a} < {b} ? {a} : {b})",
-                    b="({a} && {b})")
-# NumPy's npy_logaddexp: equal inputs give a + log(2) (so inf + inf stays inf).
-_LOGADDEXP = _c("(({a} == {b}) ? {a} + ({T})0.6931471805599453 : (({a} > {b}) ? "
-                "{a} + log1p(exp({b} - {a})) : (({a} < {b}) ? {b} + log1p(exp({a} - {b})) "
-                ": {a} - {b})))")
-_SIGMOID = _c("(tanh({a} * ({T})0.5) * ({T})0.5 + ({T})0.5)")
-
-
-# --------------------------------------------------------------- CPU recipes
-def _sigmoid_recipe(half_of_dtype: bool):
-    """``core.ops.elemwise.sigmoid`` (0.5 in x's dtype) or the Activation table's
-    sigmoid (Python 0.5): ``y = tanh(x * half); y *= half; y += half``."""
-    def run(xp, out, x):
-        half = x.dtype.type(0.5) if half_of_dtype else 0.5
-        xp.multiply(x, half, out=out)
-        xp.tanh(out, out=out)
-        xp.multiply(out, half, out=out)
-        xp.add(out, half, out=out)
-        return out
-
-    return run
-
-
-def _softplus_recipe(xp, out, x):
-    """The Activation table's softplus: ``max(x, 0) + log1p(exp(-|x|))`` in that order."""
-    xp.absolute(x, out=out)
-    xp.negative(out, out=out)
-    xp.exp(out, out=out)
-    xp.log1p(out, out=out)
-    xp.add(out, xp.maximum(x, 0), out=out)
-    return out
-
-
-def _cast_recipe(xp, out, x):
-    """``x.astype(dtype)``: NumPy's copyto casts with the same loops, bit for bit."""
-    xp.copyto(out, x, casting="unsafe")
-    return out
-
-
-def _softsign_recipe(xp, out, x):
-    """``x / (abs(x) + 1)``."""
-    d = xp.absolute(x, out=xp.empty(x.shape, x.dtype))  # an array even when 0-d
-    xp.add(d, 1, out=d)
-    return xp.divide(x, d, out=out)
-
-
-class _Kind(NamedTuple):
-    """How one operator runs inside a fused program.
-
-    ``ufunc``: the operator's forward is exactly ``ufunc(*args, *extra)`` (NumPy name);
-    ``recipe(xp, out, x)``: otherwise, the forward as in-place ufunc calls (float
-    inputs only, unless ``casts``: ``cast``, any input and output dtype); ``reads_late``:
-    the recipe reads ``x`` after writing ``out`` (so ``out`` must not be ``x``'s
-    buffer); ``c(args, T, kind)``: the C expression; ``kinds``: the dtype kinds of the
-    ufunc loop's inputs that ``c`` handles.
-    """
-
-    c: Callable
-    kinds: str
-    ufunc: str | None = None
-    extra: tuple = ()
-    recipe: Callable | None = None
-    reads_late: bool = False
-    casts: bool = False
-
-
-def _u(ufunc: str, c: str | Callable, kinds: str = "f") -> _Kind:
-    return _Kind(_c(c) if isinstance(c, str) else c, kinds, ufunc)
-
-
-_RELU = _Kind(_by_kind(f="((isnan({a}) || {a} > ({T})0) ? {a} : ({T})0)",
-                       i="({a} > 0 ? {a} : ({T})0)"), "fiu", "maximum", (0,))
-_SIG = _Kind(_SIGMOID, "f", recipe=_sigmoid_recipe(True))
-_SOFTPLUS = _Kind(_c("(log1p(exp(-fabs({a}))) + ({a} > ({T})0 ? {a} : ({T})0))"), "f",
-                  recipe=_softplus_recipe, reads_late=True)
-_SOFTSIGN = _Kind(_c("({a} / (fabs({a}) + ({T})1))"), "f", recipe=_softsign_recipe)
-
-# Registry operator (or "Activation:<act_type>") -> how it fuses. Anything else is not
-# fusable. Every ufunc row matches the operator's forward in core/ops/elemwise.py,
-# binary.py or nn/activation.py exactly.
-_TABLE: dict[str, _Kind] = {
-    # unary (core/ops/elemwise.py: forward = getattr(xp, ufunc)(x))
-    "abs": _u("absolute", _by_kind(f="fabs({a})", i="({a} < 0 ? -{a} : {a})", b="{a}"), "fiub"),
-    "sign": _u("sign", _by_kind(f="({a} > 0 ? ({T})1 : ({a} < 0 ? ({T})-1 : {a}))",
-                                i="({T})(({a} > 0) - ({a} < 0))"), "fiu"),
-    "negative": _u("negative", "(-{a})", "fiu"),
-    "reciprocal": _u("reciprocal", "(({T})1 / {a})"),
-    "square": _u("square", "({a} * {a})", "fiu"),
-    **{name: _u(name, f"{cname}({{a}})") for name, cname in (
-        ("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("expm1", "expm1"),
-        ("log", "log"), ("log1p", "log1p"), ("log2", "log2"), ("log10", "log10"),
-        ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("arcsin", "asin"),
-        ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"),
-        ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
-        ("floor", "floor"), ("ceil", "ceil"), ("rint", "rint"), ("trunc", "trunc"),
-        ("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"))},
-    "fix": _u("trunc", "trunc({a})"),
-    "degrees": _u("degrees", f"({{a}} * ({{T}}){180.0 / math.pi!r})"),
-    "radians": _u("radians", f"({{a}} * ({{T}}){math.pi / 180.0!r})"),
-    "logical_not": _u("logical_not", "(!{a})", "fiub"),
-    "bitwise_not": _u("invert", _by_kind(i="(~{a})", b="(!{a})"), "iub"),
-    # binary (core/ops/binary.py: forward = getattr(xp, ufunc)(a, b))
-    "add": _u("add", _by_kind(f="({a} + {b})", i="({a} + {b})", b="({a} || {b})"), "fiub"),
-    "subtract": _u("subtract", "({a} - {b})", "fiu"),
-    "multiply": _u("multiply", _by_kind(f="({a} * {b})", i="({a} * {b})", b="({a} && {b})"),
-                   "fiub"),
-    "divide": _u("true_divide", "({a} / {b})"),
-    "power": _u("power", "pow({a}, {b})"),
-    "maximum": _u("maximum", _MAXIMUM, "fiub"),
-    "minimum": _u("minimum", _MINIMUM, "fiub"),
-    "hypot": _u("hypot", "hypot({a}, {b})"),
-    "arctan2": _u("arctan2", "atan2({a}, {b})"),
-    "logaddexp": _u("logaddexp", _LOGADDEXP),
-    "copysign": _u("copysign", "copysign({a}, {b})"),
-    **{name: _u(name, f"({{a}} {sym} {{b}})", "fiub") for name, sym in (
-        ("equal", "=="), ("not_equal", "!="), ("less", "<"), ("less_equal", "<="),
-        ("greater", ">"), ("greater_equal", ">="))},
-    "logical_and": _u("logical_and", "(({a} != 0) && ({b} != 0))", "fiub"),
-    "logical_or": _u("logical_or", "(({a} != 0) || ({b} != 0))", "fiub"),
-    "logical_xor": _u("logical_xor", "(({a} != 0) != ({b} != 0))", "fiub"),
-    "bitwise_and": _u("bitwise_and", "({a} & {b})", "iub"),
-    "bitwise_or": _u("bitwise_or", "({a} | {b})", "iub"),
-    "bitwise_xor": _u("bitwise_xor", "({a} ^ {b})", "iub"),
-    # core/ops/cast.py: x.astype(dtype) (on GPU, C's conversion: NaN or out-of-range
-    # floats to integers give other values than NumPy's)
-    "cast": _Kind(_c("{a}"), "fiub", recipe=_cast_recipe, casts=True),
-    # activations
-    "relu": _RELU,
-    "sigmoid": _SIG,
-    "softsign": _SOFTSIGN,
-    "softplus": _SOFTPLUS,
-    "Activation:relu": _RELU,
-    "Activation:sigmoid": _Kind(_SIGMOID, "f", recipe=_sigmoid_recipe(False)),
-    "Activation:tanh": _u("tanh", "tanh({a})"),
-    "Activation:softrelu": _SOFTPLUS,
-    "Activation:softsign": _SOFTSIGN,
-}
-
-
-def _key(opname: str, attrs: dict) -> str | None:
-    """The ``_TABLE`` key of an operator call, None when its attributes rule it out."""
-    if opname == "Activation":
-        if set(attrs) - {"act_type"}:
-            return None
-        return f"Activation:{attrs.get('act_type', 'relu')}"
-    if opname == "cast":  # the step's output dtype carries the attribute
-        return None if set(attrs) - {"dtype"} else "cast"
+def _fusion(opname: str, attrs: dict) -> Fusion | None:
+    """How an operator call runs as a fused step (its ``defop``'s ``fusion=``), None when
+    the operator is not fusable or its attributes rule it out."""
     op = REGISTRY.get(opname)
-    if op is None or any(_differs(attrs.get(k, v), v) for k, v in op.attrs.items()) or \
-            set(attrs) - set(op.attrs):
+    form = op.fusion if op is not None else None
+    if form is None or set(attrs) - set(op.attrs):
         return None
-    return opname
+    free: tuple = ()
+    if isinstance(form, FusionByAttr):
+        free = (form.attr,)
+        form = form.forms.get(attrs.get(form.attr, op.attrs.get(form.attr)))
+        if form is None:
+            return None
+    if form.casts:  # the step's output dtype carries the attribute
+        free = ("dtype",)
+    if any(k not in free and _differs(attrs.get(k, v), v) for k, v in op.attrs.items()):
+        return None
+    return form
 
 
 def _differs(a, b) -> bool:
@@ -241,7 +91,7 @@ def _weak(a):
     return int if isinstance(a, int) else float
 
 
-def _loop(kind: _Kind, args, out: numpy.dtype) -> tuple[tuple, numpy.dtype]:
+def _loop(kind: Fusion, args, out: numpy.dtype) -> tuple[tuple, numpy.dtype]:
     """``(loop input dtypes, loop output dtype)`` of one step whose ``infer`` gives
     dtype ``out`` (TypeError if no loop fits)."""
     if kind.ufunc is None:
@@ -280,8 +130,7 @@ def can_fuse(opname: str, args, attrs: dict) -> bool:
         >>> can_fuse("add", [Aval((2,), "float32"), None], {})
         False
     """
-    key = _key(opname, attrs)
-    kind = _TABLE.get(key) if key else None
+    kind = _fusion(opname, attrs)
     if kind is None or not args:
         return False
     for a in args:
@@ -396,7 +245,7 @@ def _cpu_plan(program, outputs, in_avals):
     n_in = len(in_avals)
     kinds, refs = [], []
     for k, (name, args, attrs) in enumerate(steps):
-        kind = _TABLE.get(_key(name, attrs) or "")
+        kind = _fusion(name, attrs)
         if kind is None:
             raise ValueError(f"{_NAME}: step {k} ({name}, attrs {attrs}) is not fusable")
         pos = []
@@ -530,7 +379,7 @@ def kernel_source(program, in_dtypes, outputs=-1) -> tuple[str, str, str]:
     vals: list[Aval] = []
     lines = []
     for k, (name, args, attrs) in enumerate(steps):
-        kind = _TABLE.get(_key(name, attrs) or "")
+        kind = _fusion(name, attrs)
         arg_avals = [_resolve(a, in_avals, vals) for a in args]
         if kind is None or not can_fuse(name, arg_avals, attrs):
             raise ValueError(f"{_NAME}: step {k} ({name} on {arg_avals}) has no fused form")

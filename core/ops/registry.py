@@ -21,8 +21,12 @@ place (``from .registry import Aval, F, defop``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy
+
+if TYPE_CHECKING:
+    from .fusible import Fusion, FusionByAttr
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -55,6 +59,7 @@ class OpDef:
         "differentiable",
         "doc",
         "forward",
+        "fusion",
         "infer",
         "inputs",
         "kind",
@@ -88,7 +93,7 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           variadic: bool = False, needs_ctx: bool = False, differentiable: bool = True,
           save: bool | str = True, place: Callable | None = None, random: bool = False,
           updates: dict | None = None, visible_outputs: Callable | int | None = None,
-          doc: str = ""):
+          fusion: Fusion | FusionByAttr | None = None, doc: str = ""):
     """Register an operator; used as a decorator on its ``forward(xp, *arrays, **attrs)``.
 
     Args:
@@ -124,6 +129,9 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
             (``core.symbol`` lists such variables as auxiliary states).
         visible_outputs: how many leading outputs a Symbol of this operator shows
             (an int, or ``f(attrs) -> int``); default all.
+        fusion: how the operator runs as a step of a fused elementwise program (a
+            :class:`~core.ops.fusible.Fusion`, or a
+            :class:`~core.ops.fusible.FusionByAttr`); None: never fused.
         doc: a one-line description (the generated functions' docstring).
     """
 
@@ -135,7 +143,8 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
                    variadic=variadic, needs_ctx=needs_ctx,
                    differentiable=differentiable and vjp is not None, save=save, place=place,
                    random=random, updates=dict(updates or {}),
-                   visible_outputs=visible_outputs, doc=doc or (forward.__doc__ or "").strip())
+                   visible_outputs=visible_outputs, fusion=fusion,
+                   doc=doc or (forward.__doc__ or "").strip())
         REGISTRY[name] = op
         return op
 

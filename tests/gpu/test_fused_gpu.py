@@ -11,6 +11,7 @@ import core
 from core import nd
 from core.ops import F
 from core.ops import fused as fz
+from core.ops.fusible import FusionByAttr
 from core.ops.registry import REGISTRY, Aval
 from core.symbol.graph import evaluate
 from core.symbol.passes import fusion
@@ -58,12 +59,21 @@ def _run_both(program, arrays, outputs=-1):
         _close(g.asnumpy(), r.asnumpy())
 
 
+def _fusable_calls():
+    """``(key, operator name, attrs or None)`` for every fused form an operator declares."""
+    for op in REGISTRY.values():
+        form = op.fusion
+        if isinstance(form, FusionByAttr):
+            for v in form.forms:
+                yield f"{op.name}:{v}", op.name, ((form.attr, v),)
+        elif form is not None:
+            yield op.name, op.name, None
+
+
 def _table_cases():
-    """One single-step program per table row and input dtype the row fuses."""
+    """One single-step program per fused form and input dtype it fuses."""
     cases = []
-    for key in fz._TABLE:
-        name, attrs = (("Activation", (("act_type", key.split(":")[1]),)) if ":" in key
-                       else (key, None))
+    for key, name, attrs in _fusable_calls():
         nin = len(REGISTRY[name].inputs)
         for d in _DTYPES:
             args = (("in", 0),) if nin == 1 else (("in", 0), ("in", 1))

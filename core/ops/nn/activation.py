@@ -6,7 +6,9 @@ against the array module, computed without overflow (softplus as
 **params)`` written with core operators, so second derivatives come from autograd.
 ``Activation(act_type=...)``, ``LeakyReLU(act_type=...)`` and the standalone operators
 (``softplus``, ``elu``, ``selu``, ``gelu``, ``silu``/``swish``, ``hard_sigmoid``,
-``hard_swish``, ``relu6``, ``log_sigmoid``, ``mish``) all read the same table.
+``hard_swish``, ``relu6``, ``log_sigmoid``, ``mish``) all read the same table. Sigmoid
+and softsign are computed by the standalone operators' own functions (``core.ops.elemwise``),
+and ``Activation``'s fused forms (``fusion=``) are those of the standalone operators.
 
 ``gelu`` is a hot path (transformer MLPs): its gradient is one fused operator,
 ``_gelu_grad``, with its own VJP (the second derivative), instead of eight.
@@ -29,11 +31,13 @@ import numpy
 from ... import autograd, cuda
 from ... import random as _random
 from ...dtypes import is_float
-from ..broadcast import sum_to
-from ..infer import fmt, require_float
 from ..abstract import is_tracing
+from ..broadcast import sum_to
 from ..dispatch import invoke
-from ..registry import Aval, F, defop
+from ..elemwise import sigmoid_into, softsign_into
+from ..fusible import Fusion, FusionByAttr, c_expr
+from ..infer import fmt, require_float
+from ..registry import Aval, F, defop, get
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -70,27 +74,34 @@ def _relu(xp, x):
 
 
 def _sigmoid(xp, x):
-    y = xp.tanh(x * 0.5)  # never overflows, unlike 1 / (1 + exp(-x))
-    y *= 0.5
-    y += 0.5
-    return y
+    return sigmoid_into(xp, xp.empty(x.shape, x.dtype), x)
 
 
 def _tanh(xp, x):
     return xp.tanh(x)
 
 
+def _softplus_into(xp, out, x):
+    """softplus written into ``out``: ``max(x, 0) + log1p(exp(-|x|))`` in that order (the
+    forward and the fused step; it reads ``x`` after writing ``out``)."""
+    xp.absolute(x, out=out)
+    xp.negative(out, out=out)
+    xp.exp(out, out=out)
+    xp.log1p(out, out=out)
+    xp.add(out, xp.maximum(x, 0), out=out)
+    return out
+
+
 def _softplus(xp, x):
-    y = xp.abs(x)
-    xp.negative(y, out=y)
-    xp.exp(y, out=y)
-    xp.log1p(y, out=y)
-    y += xp.maximum(x, 0)
-    return y
+    return _softplus_into(xp, xp.empty(x.shape, x.dtype), x)
+
+
+_SOFTPLUS_FUSION = Fusion(c_expr("(log1p(exp(-fabs({a}))) + ({a} > ({T})0 ? {a} : ({T})0))"),
+                          "f", recipe=_softplus_into, reads_late=True)
 
 
 def _softsign(xp, x):
-    return x / (xp.abs(x) + 1)
+    return softsign_into(xp, xp.empty(x.shape, x.dtype), x)
 
 
 def _log_sigmoid(xp, x):
@@ -257,7 +268,7 @@ def _float_same(name):
     return infer
 
 
-def _standalone(name, act, attrs=None, nd=None, doc=""):
+def _standalone(name, act, attrs=None, nd=None, doc="", fusion=None):
     """Register ``name`` as the table's activation ``act`` with keyword ``attrs``."""
     grad = _TABLE[act][1]
     attrs = dict(attrs or {})
@@ -271,12 +282,13 @@ def _standalone(name, act, attrs=None, nd=None, doc=""):
         return (grad(c.inputs[0], c.out, g, **c.attrs),)
 
     forward.__doc__ = doc
-    defop(name, infer=_float_same(name), vjp=vjp, attrs=attrs, nd=nd or (name,), doc=doc)(
-        forward)
+    defop(name, infer=_float_same(name), vjp=vjp, attrs=attrs, nd=nd or (name,), doc=doc,
+          fusion=fusion)(forward)
 
 
 _standalone("softplus", "softrelu", nd=("softplus", "softrelu"),
-            doc="log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)).")
+            doc="log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)).",
+            fusion=_SOFTPLUS_FUSION)
 _standalone("log_sigmoid", "log_sigmoid", doc="log(sigmoid(x)) = -softplus(-x).")
 _standalone("elu", "elu", {"alpha": 1.0}, doc="x if x > 0 else alpha * (exp(x) - 1).")
 _standalone("selu", "selu",
@@ -352,7 +364,11 @@ def _activation_infer(x, act_type="relu"):
 
 
 @defop("Activation", infer=_activation_infer, attrs={"act_type": "relu"}, nd=("Activation",),
-       vjp=lambda c, g: (_TABLE[c.attrs["act_type"]][1](c.inputs[0], c.out, g),))
+       vjp=lambda c, g: (_TABLE[c.attrs["act_type"]][1](c.inputs[0], c.out, g),),
+       fusion=FusionByAttr("act_type", {
+           "relu": get("relu").fusion, "sigmoid": get("sigmoid").fusion,
+           "tanh": get("tanh").fusion, "softrelu": _SOFTPLUS_FUSION,
+           "softsign": get("softsign").fusion}))
 def _activation(xp, x, act_type="relu"):
     """MXNet's Activation: relu, sigmoid, tanh, softrelu (softplus), softsign, log_sigmoid,
     mish, chosen by ``act_type``.

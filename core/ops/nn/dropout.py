@@ -33,9 +33,9 @@ import numpy
 from ... import autograd, cpu_kernels
 from ... import random as _random
 from ...cpu_kernels import prange
-from ..infer import fmt, norm_axes, require_float
 from ..abstract import is_tracing
 from ..dispatch import invoke
+from ..infer import fmt, norm_axes, require_float
 from ..registry import Aval, defop
 
 _ATTRS = {"p": 0.5, "mode": "training", "axes": (), "cudnn_off": False, "training": True}

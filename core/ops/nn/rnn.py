@@ -31,9 +31,9 @@ import numpy
 from ... import autograd as _autograd
 from ... import random as _random
 from ...dtypes import is_float, is_integer
-from ..infer import fmt
 from ..abstract import is_tracing
 from ..dispatch import invoke
+from ..infer import fmt
 from ..registry import REGISTRY, Aval, F, defop
 from . import rnn_cells as _cells
 
@@ -377,8 +377,10 @@ def _rnn_backward(xp, data, parameters, state, state_cell, sequence_length, out,
         dx = None
         for d in range(D):
             k, cols = layer * D + d, slice(d * H, (d + 1) * H)
-            dh = dhy[k].astype(cdt, copy=True)
-            dc = dcy[k].astype(cdt, copy=True) if cfg.lstm else None
+            # C order: the cells update them in place, some through dot(..., out=), which
+            # takes C arrays only (a column-major head gradient gives a column-major copy)
+            dh = dhy[k].astype(cdt, order="C", copy=True)
+            dc = dcy[k].astype(cdt, order="C", copy=True) if cfg.lstm else None
             gx, xo, gh, ho, hp, dh, dc = backward(
                 xp, inp, h0[k], None if c0 is None else c0[k], weights[k], d == 1, mask,
                 cells[k], y[:, :, cols], dy[:, :, cols], dh, dc)
