@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy
 
-from . import autograd as _ag
+from . import tape as _tape
 from . import engine as _engine
 from .context import Context, as_context
 from .dtypes import ML_FLOATS, as_dtype, is_float
@@ -271,7 +271,7 @@ class NDArray(NumpyMethods):
             self._node = None
             return
         self._grad = g
-        self._node = (_ag.VarNode(self, grad_req), 0)
+        self._node = (_tape.VarNode(self, grad_req), 0)
 
     def _receive_grad(self, g, grad_req, create_graph):
         if self._grad is not None and self._grad._var is not None:
@@ -297,8 +297,10 @@ class NDArray(NumpyMethods):
             retain_graph: keep the graph for another backward.
             create_graph: record the backward pass (higher-order gradients).
         """
-        _ag.backward(self, out_grad, retain_graph=retain_graph, train_mode=train_mode,
-                     create_graph=create_graph)
+        from .autograd import backward  # the walker imports this module
+
+        backward(self, out_grad, retain_graph=retain_graph, train_mode=train_mode,
+                 create_graph=create_graph)
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape, **kwargs) -> NDArray:
@@ -349,9 +351,9 @@ class NDArray(NumpyMethods):
         if isinstance(value, NDArray) and value._ctx is not self._ctx:
             raise ValueError(f"__setitem__: the value is on {value._ctx} but the array is on "
                              f"{self._ctx}; move it with value.as_in_context({self._ctx})")
-        if _ag._state.recording and (self._node is not None or (
+        if _tape._state.recording and (self._node is not None or (
                 isinstance(value, NDArray) and value._node is not None)) or _traced(self, value):
-            if _ag._state.recording:
+            if _tape._state.recording:
                 self._check_not_leaf("__setitem__")
             elif (key is Ellipsis and isinstance(value, NDArray) and value.shape == self.shape
                   and value.dtype == self.dtype):  # tracing ``x[...] = y``: x becomes y
@@ -374,11 +376,11 @@ class NDArray(NumpyMethods):
 
     def _bump(self):
         self._version += 1
-        if self._node is not None and not isinstance(self._node[0], _ag.VarNode):
+        if self._node is not None and not isinstance(self._node[0], _tape.VarNode):
             self._node = None
 
     def _check_not_leaf(self, what):
-        if self._node is not None and isinstance(self._node[0], _ag.VarNode):
+        if self._node is not None and isinstance(self._node[0], _tape.VarNode):
             raise RuntimeError(
                 f"{what}: an array that called attach_grad() (shape {self.shape}) cannot be "
                 "modified in place while recording; compute a new array instead, or modify "
@@ -389,9 +391,9 @@ class NDArray(NumpyMethods):
             _engine._wait_write(self, f"in-place {name}")
         if isinstance(other, NDArray) and other._var is not None:
             _engine._wait_read(other, f"in-place {name}")
-        if _ag._state.recording and (self._node is not None or (
+        if _tape._state.recording and (self._node is not None or (
                 isinstance(other, NDArray) and other._node is not None)) or _traced(self, other):
-            if _ag._state.recording:
+            if _tape._state.recording:
                 self._check_not_leaf(f"in-place {name}")
             res = _invoke(_R[name], (self, other), _EMPTY)
             if res.shape != self.shape:

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy
 
-from .. import autograd as _ag
 from .. import engine as _engine
 from .. import profiler as _profiler
 from ..context import Context, current_context
 from ..ndarray import NDArray
+from ..tape import _state as _tape_state
+from ..tape import record_op as _record_op
 from .registry import Aval
 
 if TYPE_CHECKING:
@@ -180,10 +181,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], attrs: dict, ctx: Context | None = 
     if _hooks:
         for h in _hooks:
             h(op, inputs, attrs, outs)
-    if _ag._state.recording and op.differentiable:
+    if _tape_state.recording and op.differentiable:
         for x in inputs:
             if isinstance(x, NDArray) and x._node is not None:
-                _ag.record_op(op, inputs, raw, attrs, outs)
+                _record_op(op, inputs, raw, attrs, outs)
                 break
     return outs
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy
 
-from ... import autograd, cpu_kernels
+from ... import cpu_kernels, tape
 from ... import random as _random
 from ...cpu_kernels import prange
 from ..abstract import is_tracing
@@ -151,7 +151,7 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, **kwargs):
 
         attrs["training"] = TRAIN
         res = invoke(_dropout, [data], attrs)[0]
-    elif mode == "training" and not autograd.is_training() or p == 0:
+    elif mode == "training" and not tape.is_training() or p == 0:
         if mode not in ("training", "always") or not 0 <= p <= 1:
             _dropout_infer(Aval(data.shape, data.dtype), **attrs)  # the same errors as the op
         res = data

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy
 
-from ... import autograd as _autograd
 from ... import random as _random
+from ... import tape as _tape
 from ...dtypes import is_float, is_integer
 from ..abstract import is_tracing
 from ..dispatch import invoke
@@ -466,7 +466,7 @@ def RNN(data=None, parameters=None, state=None, state_cell=None, sequence_length
              "lstm_state_clip_max": lstm_state_clip_max,
              "lstm_state_clip_nan": lstm_state_clip_nan,
              "use_sequence_length": use_sequence_length, "layout": layout,
-             "training": _train_flag() if is_tracing() else _autograd.is_training()}
+             "training": _train_flag() if is_tracing() else _tape.is_training()}
     res = invoke(REGISTRY["RNN"], [data, parameters, state, state_cell, sequence_length], attrs)
     if not state_outputs:
         return res[0]
