@@ -33,7 +33,7 @@ from ...ndarray import NDArray, Placeholder, array
 from ..abstract import is_tracing
 from ..dispatch import invoke
 from ..registry import Aval, F, defop
-from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats
+from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats, with_out
 
 # The smallest eps a backend's batch-norm kernel accepts, by array module (none today:
 # the NumPy kernels here take any eps). cuDNN's CUDNN_BN_MIN_EPSILON is 1e-5.
@@ -210,7 +210,7 @@ def _trace_batch_norm(arrays, attrs):
 
 def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
               fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
-              cudnn_off=False, min_calib_range=None, max_calib_range=None, name=None):
+              cudnn_off=False, min_calib_range=None, max_calib_range=None, name=None, out=None):
     """Batch normalization (MXNet 1.x ``BatchNorm``).
 
     ``out = (data - mean) / sqrt(var + eps) * gamma + beta`` per channel (``axis``; -1 for
@@ -242,6 +242,7 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
         axis: the channel axis.
         cudnn_off, min_calib_range, max_calib_range, name: accepted for MXNet
             compatibility; no effect.
+        out: an NDArray to write the result into (may be ``data``), or one per result.
 
     Returns:
         ``out``, or ``(out, mean, inv_std)``.
@@ -262,12 +263,12 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
         ([-1.0, 1.0], [1.0], [2.0])
     """
     if is_tracing() and _is_traced((data, gamma, beta, moving_mean, moving_var)):
-        return _trace_batch_norm(
+        return with_out("BatchNorm", _trace_batch_norm(
             [data, gamma, beta, moving_mean, moving_var],
             {"eps": eps, "momentum": momentum, "fix_gamma": fix_gamma,
              "use_global_stats": use_global_stats, "output_mean_var": output_mean_var,
              "axis": axis, "cudnn_off": cudnn_off, "min_calib_range": min_calib_range,
-             "max_calib_range": max_calib_range})
+             "max_calib_range": max_calib_range}), out)
     if _ag.is_training() and not use_global_stats:
         for label, arr in (("moving_mean", moving_mean), ("moving_var", moving_var)):
             if not isinstance(arr, NDArray):
@@ -276,25 +277,25 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
         x = data if hasattr(data, "shape") else array(data)
         plan("batch", tuple(x.shape), x.dtype,
              _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
-        out, mean, var = F._batch_norm_train(x, gamma, beta, eps=eps, fix_gamma=fix_gamma,
+        res, mean, var = F._batch_norm_train(x, gamma, beta, eps=eps, fix_gamma=fix_gamma,
                                              axis=axis)
         with _ag.pause(_ag.is_training()):
             _update_moving(moving_mean, mean, momentum)
             _update_moving(moving_var, var, momentum)
         if output_mean_var:
-            return out, mean, F.rsqrt(var + eps)
-        return out
+            return with_out("BatchNorm", (res, mean, F.rsqrt(var + eps)), out)
+        return with_out("BatchNorm", res, out)
     mm, mv = moving_mean, moving_var
     if _ag.is_recording() and isinstance(mm, NDArray) and isinstance(mv, NDArray):
         # Snapshots (C values each): a later training call of the same layer in this
         # graph updates the moving statistics in place, which backward must not see.
         mm, mv = mm.detach().copy(), mv.detach().copy()
-    out = F._batch_norm_infer(data, gamma, beta, mm, mv, eps=eps, fix_gamma=fix_gamma,
+    res = F._batch_norm_infer(data, gamma, beta, mm, mv, eps=eps, fix_gamma=fix_gamma,
                               axis=axis)
     if output_mean_var:
         with _ag.pause(_ag.is_training()):
-            return out, F.copy(moving_mean), F.rsqrt(moving_var + eps)
-    return out
+            res = (res, F.copy(moving_mean), F.rsqrt(moving_var + eps))
+    return with_out("BatchNorm", res, out)
 
 
 NAMESPACE_OVERRIDES = {"nd": {"BatchNorm": BatchNorm, "batch_norm": BatchNorm}, "np": {}}

@@ -21,6 +21,7 @@ import math
 from functools import lru_cache
 
 from ...dtypes import bfloat16, float16, float32
+from ...ndarray import NDArray
 from ..infer import norm_axis, require_float
 from ..registry import Aval, F, defop
 from . import norm_kernels
@@ -429,7 +430,38 @@ def _as_dtype(a, dt):
     return a if a.dtype == dt else F.cast(a, dtype=dt)
 
 
-def LayerNorm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False, name=None):
+def with_out(name: str, res, out):
+    """``res`` written into ``out=``, as the generated functions do (the results are
+    computed before the write, so ``out`` may be an input: ``out=data``).
+
+    Args:
+        name: the function's name, for errors.
+        res: the result, an NDArray or a tuple of them.
+        out: None, an NDArray for the first result, or a sequence with one per result.
+
+    Returns:
+        ``res`` with the written ``out`` arrays in place of their results.
+    """
+    if out is None:
+        return res
+    many = isinstance(res, tuple)
+    results = res if many else (res,)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if len(outs) > len(results):
+        raise ValueError(f"{name}: out= has {len(outs)} arrays for {len(results)} results")
+    for o, r in zip(outs, results):
+        if not isinstance(o, NDArray):
+            raise TypeError(f"{name}: out= must be an NDArray, got {type(o).__name__}")
+        if tuple(o.shape) != tuple(r.shape):
+            raise ValueError(f"{name}: out= has shape {tuple(o.shape)} but the result has "
+                             f"shape {tuple(r.shape)}")
+        o[...] = r
+    written = outs + results[len(outs):]
+    return written if many else written[0]
+
+
+def LayerNorm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False, name=None,
+              out=None):
     """Layer normalization (MXNet's ``LayerNorm``).
 
     ``out = (data - mean) / sqrt(var + eps) * gamma + beta`` with the mean and (biased)
@@ -444,6 +476,7 @@ def LayerNorm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False, name=
         output_mean_var: also return the mean and the standard deviation
             ``sqrt(var + eps)``, shaped like ``data`` with ``axis`` of size 1.
             Unlike MXNet, which blocks them, gradients flow through these outputs.
+        out: an NDArray to write the result into (may be ``data``), or one per result.
 
     Returns:
         ``out``, or ``(out, mean, std)``.
@@ -454,24 +487,26 @@ def LayerNorm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False, name=
         >>> LayerNorm(x, nd.ones((3,)), nd.zeros((3,)), eps=0.0).asnumpy().round(4).tolist()
         [[-1.2247, 0.0, 1.2247]]
     """
-    out, mean, std = F._layer_norm(data, gamma, beta, axis=axis, eps=eps)
+    res, mean, std = F._layer_norm(data, gamma, beta, axis=axis, eps=eps)
     if not output_mean_var:
-        return out
-    return out, _as_dtype(mean, out.dtype), _as_dtype(std, out.dtype)
+        return with_out("LayerNorm", res, out)
+    return with_out("LayerNorm", (res, _as_dtype(mean, res.dtype), _as_dtype(std, res.dtype)),
+                    out)
 
 
-def InstanceNorm(data, gamma, beta, eps=1e-3, name=None):
+def InstanceNorm(data, gamma, beta, eps=1e-3, name=None, out=None):
     """Instance normalization (MXNet's ``InstanceNorm``).
 
     Each sample and channel (axis 1) of ``data`` (N, C, spatial...) is normalized over its
     spatial axes with the biased variance: ``out = (data - mean) / sqrt(var + eps) *
-    gamma + beta``, ``gamma`` and ``beta`` of shape (C,).
+    gamma + beta``, ``gamma`` and ``beta`` of shape (C,). ``out=`` receives the result
+    (it may be ``data``).
     """
-    return F._instance_norm(data, gamma, beta, eps=eps)[0]
+    return with_out("InstanceNorm", F._instance_norm(data, gamma, beta, eps=eps)[0], out)
 
 
 def GroupNorm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False,
-              name=None):
+              name=None, out=None):
     """Group normalization (MXNet's ``GroupNorm``).
 
     The C channels (axis 1) of ``data`` (N, C, ...) are split into ``num_groups`` groups;
@@ -483,11 +518,13 @@ def GroupNorm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False,
     Returns:
         ``out``, or with ``output_mean_var`` ``(out, mean, std)`` with statistics of
         shape (N, num_groups) and std = sqrt(var + eps) (gradients flow through them).
+        ``out=`` receives the result (it may be ``data``), or one array per result.
     """
-    out, mean, std = F._group_norm(data, gamma, beta, num_groups=num_groups, eps=eps)
+    res, mean, std = F._group_norm(data, gamma, beta, num_groups=num_groups, eps=eps)
     if not output_mean_var:
-        return out
-    return out, _as_dtype(mean, out.dtype), _as_dtype(std, out.dtype)
+        return with_out("GroupNorm", res, out)
+    return with_out("GroupNorm", (res, _as_dtype(mean, res.dtype), _as_dtype(std, res.dtype)),
+                    out)
 
 
 # --------------------------------------------------------------------------- L2Normalization
