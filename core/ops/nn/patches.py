@@ -16,6 +16,7 @@ import threading
 
 import numpy
 
+from ... import cpu_parallel
 from ...dtypes import FLOATS
 
 # ------------------------------------------------------------------ scratch memory
@@ -103,14 +104,20 @@ def _names(geo):
     return [f"k{i}" for i in range(geo.nsp)], [f"o{i}" for i in range(geo.nsp)]
 
 
+def _copy(xp, dst, src):
+    """``dst[...] = src``; on CPU split over the threads (``core.cpu_parallel``)."""
+    if xp is numpy:
+        cpu_parallel.copy(dst, src)
+    else:
+        dst[...] = src
+
+
 def cols(xp, a, geo, order, slot=None, where=None):
     """The patches of the prepared input ``a`` copied into a contiguous array (into
     scratch ``slot`` when given)."""
     v = window_view(xp, a, geo, order, where)
-    if slot is None:
-        return xp.ascontiguousarray(v)
-    out = scratch(xp, slot, v.shape, v.dtype)
-    out[...] = v
+    out = xp.empty(v.shape, v.dtype) if slot is None else scratch(xp, slot, v.shape, v.dtype)
+    _copy(xp, out, v)
     return out
 
 
@@ -135,7 +142,7 @@ def _mm(xp, a, b, slot):
 def _fresh(xp, a):
     """A C-contiguous array that is not scratch (a copy)."""
     out = xp.empty(a.shape, a.dtype)
-    out[...] = a
+    _copy(xp, out, a)
     return out
 
 
@@ -188,7 +195,7 @@ def _prepare_copy(xp, x, geo, minor):
         dst[first + i], src[first + i] = slice(lo, lo + m), slice(0, m)
     if partial:
         buf.fill(0)
-    buf[tuple(dst)] = xt[tuple(src)]
+    _copy(xp, buf[tuple(dst)], xt[tuple(src)])
     return buf
 
 
@@ -226,14 +233,14 @@ def _gy_mat(xp, gy, geo, minor):
     if minor:
         out = scratch(xp, "gy", (g, fg, op, n), gy.dtype)
         if geo.cl:  # (n, *o, g, fg) -> (g, fg, *o, n)
-            out[...] = gy.reshape((n, op, g, fg)).transpose(2, 3, 1, 0)
+            _copy(xp, out, gy.reshape((n, op, g, fg)).transpose(2, 3, 1, 0))
         else:  # (n, g, fg, *o) -> (g, fg, *o, n)
-            out[...] = gy.reshape((n, g, fg, op)).transpose(1, 2, 3, 0)
+            _copy(xp, out, gy.reshape((n, g, fg, op)).transpose(1, 2, 3, 0))
         return out.reshape(g, fg, op * n)
     if geo.cl:
         return gy.reshape(n * op, g, fg).transpose(1, 2, 0)
     out = scratch(xp, "gy", (g, fg, n, op), gy.dtype)
-    out[...] = gy.reshape(n, g, fg, op).transpose(1, 2, 0, 3)
+    _copy(xp, out, gy.reshape(n, g, fg, op).transpose(1, 2, 0, 3))
     return out.reshape(g, fg, n * op)
 
 
@@ -306,11 +313,19 @@ def conv_grad_data(xp, gy, w, geo):
         gc = gc.reshape((g, cg) + geo.k + inner)
     sp = geo.need + (n,) if minor else (n,) + geo.need
     buf = scratch(xp, "buf", (g, cg) + sp, ct)
-    buf.fill(0)
     lead = (slice(None),) * (2 if minor else 3)
-    full = (slice(None), slice(None))
-    for kk, sl in _offsets(geo):
-        buf[lead + sl] += gc[full + kk]
+    offsets = list(_offsets(geo))
+
+    def scatter(lo, hi):  # the patch gradients of channels lo:hi added back
+        b = buf[:, lo:hi]
+        b.fill(0)
+        for kk, sl in offsets:
+            b[lead + sl] += gc[(slice(None), slice(lo, hi)) + kk]
+
+    if xp is numpy:
+        cpu_parallel.run_chunks(cg, scatter, elements=buf.size * len(offsets))
+    else:
+        scatter(0, cg)
     # back to the layout (n first, channels second or last), cropping the padding
     buf = buf.reshape((geo.c,) + sp)
     first = 1 if minor else 2  # the first spatial axis of buf
@@ -335,7 +350,7 @@ def _uncrop(xp, buf, geo, first, perm):
     if whole:
         return _fresh(xp, part)
     out = xp.zeros(geo.data_shape, buf.dtype)
-    out[tuple(slice(0, s) for s in part.shape)] = part
+    _copy(xp, out[tuple(slice(0, s) for s in part.shape)], part)
     return out
 
 

@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import numpy
 
+from ... import cpu_parallel
 from ...dtypes import is_float
 from ..infer import fmt
 from ..registry import Aval, F, defop
@@ -282,24 +283,43 @@ def _scaled(xp, g, div):
 
 
 # ------------------------------------------------------------------ forwards
-def _sum_windows(xp, xb, g: Geometry):
+def _by_sample(xp, n, fn, elements):
+    """``fn(lo, hi)`` over the samples ``lo:hi`` (axis 0 in both layouts); on CPU split
+    over the threads (``core.cpu_parallel``: each chunk is the same NumPy passes on a
+    slice, so the results do not depend on the split)."""
+    if xp is numpy:
+        cpu_parallel.run_chunks(n, fn, elements=elements)
+    else:
+        fn(0, n)
+
+
+def _windows(xp, xb, g: Geometry, ufunc):
+    """Every window of ``xb`` reduced with ``ufunc`` (``add``, ``maximum``), one pass per
+    kernel offset over whole-array strided views."""
     if g.single_window:
-        return xb[g.region_key(xb.ndim)].sum(axis=g.axes, keepdims=True, dtype=xb.dtype)
+        region = xb[g.region_key(xb.ndim)]
+        if ufunc is xp.maximum:
+            return region.max(axis=g.axes, keepdims=True)
+        return region.sum(axis=g.axes, keepdims=True, dtype=xb.dtype)
     keys = g.window_keys(xb.ndim)
-    acc = xb[keys[0]].copy()
-    for key in keys[1:]:
-        xp.add(acc, xb[key], out=acc)
+    acc = xp.empty(xb[keys[0]].shape, xb.dtype)
+
+    def part(lo, hi):
+        a = acc[lo:hi]
+        a[...] = xb[keys[0]][lo:hi]
+        for key in keys[1:]:
+            ufunc(a, xb[key][lo:hi], out=a)
+
+    _by_sample(xp, acc.shape[0], part, xb.size)
     return acc
+
+
+def _sum_windows(xp, xb, g: Geometry):
+    return _windows(xp, xb, g, xp.add)
 
 
 def _max_windows(xp, xb, g: Geometry):
-    if g.single_window:
-        return xb[g.region_key(xb.ndim)].max(axis=g.axes, keepdims=True)
-    keys = g.window_keys(xb.ndim)
-    acc = xb[keys[0]].copy()
-    for key in keys[1:]:
-        xp.maximum(acc, xb[key], out=acc)
-    return acc
+    return _windows(xp, xb, g, xp.maximum)
 
 
 def _root(xp, s, p):
@@ -394,13 +414,21 @@ def spread_raw(xp, gy, geo: Geometry, shape):
         return _crop(xp, buf, geo)
     disjoint = all(s >= k for s, k in zip(geo.stride, geo.kernel))
     tiled = disjoint and geo.unpadded and geo.stride == geo.kernel and geo.extent == geo.buf
-    buf = xp.empty(bshape, gy.dtype) if tiled else xp.zeros(bshape, gy.dtype)
-    for key in geo.window_keys(buf.ndim):
-        if disjoint:
-            buf[key] = gy
-        else:
-            view = buf[key]
-            xp.add(view, gy, out=view)
+    buf = xp.empty(bshape, gy.dtype)
+    keys = geo.window_keys(buf.ndim)
+
+    def part(lo, hi):
+        b, g = buf[lo:hi], gy[lo:hi]
+        if not tiled:
+            b.fill(0)
+        for key in keys:
+            if disjoint:
+                b[key] = g
+            else:
+                view = b[key]
+                xp.add(view, g, out=view)
+
+    _by_sample(xp, bshape[0], part, buf.size)
     return _crop(xp, buf, geo)
 
 
@@ -453,13 +481,20 @@ def _route_raw(xp, x, y, gy, geo: Geometry):
         return _crop(xp, buf, geo)
     disjoint = all(s >= k for s, k in zip(geo.stride, geo.kernel))
     tiled = disjoint and geo.unpadded and geo.stride == geo.kernel and geo.extent == geo.buf
-    buf = xp.empty(bshape, gy.dtype) if tiled else xp.zeros(bshape, gy.dtype)
-    for key, m in _winners(xp, xb, y, geo):
-        if disjoint:
-            xp.multiply(gy, m, out=buf[key])
-        else:
-            view = buf[key]
-            xp.add(view, gy * m, out=view)
+    buf = xp.empty(bshape, gy.dtype)
+
+    def part(lo, hi):
+        b, g = buf[lo:hi], gy[lo:hi]
+        if not tiled:
+            b.fill(0)
+        for key, m in _winners(xp, xb[lo:hi], y[lo:hi], geo):
+            if disjoint:
+                xp.multiply(g, m, out=b[key])
+            else:
+                view = b[key]
+                xp.add(view, g * m, out=view)
+
+    _by_sample(xp, bshape[0], part, buf.size)
     return _crop(xp, buf, geo)
 
 
@@ -471,9 +506,15 @@ def _gather_raw(xp, x, y, h, geo: Geometry):
         hflat, _ = _flat_region(hb[geo.region_key(hb.ndim)], geo)
         idx = xp.expand_dims(flat.argmax(axis=ax), ax)
         return xp.take_along_axis(hflat, idx, axis=ax).reshape(y.shape)
-    out = xp.zeros(y.shape, h.dtype)
-    for key, m in _winners(xp, xb, y, geo):
-        out += hb[key] * m
+    out = xp.empty(y.shape, h.dtype)
+
+    def part(lo, hi):
+        o = out[lo:hi]
+        o.fill(0)
+        for key, m in _winners(xp, xb[lo:hi], y[lo:hi], geo):
+            o += hb[key][lo:hi] * m
+
+    _by_sample(xp, y.shape[0], part, xb.size)
     return out
 
 
