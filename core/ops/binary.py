@@ -11,6 +11,7 @@ from ..dtypes import is_float
 from .broadcast import sum_to
 from .fusible import c_by_kind, c_expr, ufunc_fusion
 from .infer import broadcast, result_type, ufunc_dtype
+from .param_shapes import OPERANDS
 from .registry import Aval, F, defop
 
 
@@ -34,9 +35,10 @@ def _red(c, i, g):
 
 
 def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True,
-            c=None, kinds="f"):
+            c=None, kinds="f", recompute=False):
     """Register a binary operator that is a NumPy/CuPy ufunc; ``c`` (a C template or
-    ``c_by_kind``) for inputs of dtype ``kinds`` makes it fusable."""
+    ``c_by_kind``) for inputs of dtype ``kinds`` makes it fusable. In a graph, an
+    unknown operand takes the other's shape (``param_shapes=OPERANDS``)."""
     uname = ufunc.__name__
 
     def forward(xp, a, b):
@@ -46,7 +48,8 @@ def _binary(name, ufunc, vjp, nd=None, np=None, save=True, doc="", differentiabl
     defop(name, infer=_binary_infer(name, ufunc), inputs=("x1", "x2"),
           vjp=vjp if differentiable else None, save=save, doc=doc,
           nd=(name,) if nd is None else nd, np=(name,) if np is None else np,
-          fusion=None if c is None else ufunc_fusion(uname, c, kinds))(forward)
+          fusion=None if c is None else ufunc_fusion(uname, c, kinds), param_shapes=OPERANDS,
+          recompute=recompute)(forward)
 
 
 def _mx(name):
@@ -56,14 +59,15 @@ def _mx(name):
 
 _binary("add", numpy.add, lambda c, g: (_red(c, 0, g), _red(c, 1, g)), save=False,
         nd=("add", "broadcast_add", "broadcast_plus", "elemwise_add", "plus"),
-        doc="a + b with broadcasting.",
+        doc="a + b with broadcasting.", recompute=True,
         c=c_by_kind(f="({a} + {b})", i="({a} + {b})", b="({a} || {b})"), kinds="fiub")
 _binary("subtract", numpy.subtract, lambda c, g: (_red(c, 0, g), _red(c, 1, lambda: -g)),
         save=False, nd=("subtract", "broadcast_sub", "broadcast_minus", "elemwise_sub", "minus"),
-        doc="a - b with broadcasting.", c="({a} - {b})", kinds="fiu")
+        doc="a - b with broadcasting.", c="({a} - {b})", kinds="fiu", recompute=True)
 _binary("multiply", numpy.multiply,
         lambda c, g: (_red(c, 0, lambda: g * c.inputs[1]), _red(c, 1, lambda: g * c.inputs[0])),
         nd=("multiply", "broadcast_mul", "elemwise_mul"), doc="a * b with broadcasting.",
+        recompute=True,
         c=c_by_kind(f="({a} * {b})", i="({a} * {b})", b="({a} && {b})"), kinds="fiub")
 _binary("divide", numpy.true_divide,
         lambda c, g: (_red(c, 0, lambda: g / c.inputs[1]),

@@ -34,7 +34,7 @@ def _ufunc_infer(name, ufunc):
 
 
 def _ufunc(name, np_ufunc, vjp, nd=None, np=None, save=True, doc="", differentiable=True,
-           c=None, kinds="f"):
+           c=None, kinds="f", recompute=False):
     """Register a unary operator that is a NumPy/CuPy ufunc of the same name; ``c`` (a C
     template or ``c_by_kind``) for inputs of dtype ``kinds`` makes it fusable."""
     uname = np_ufunc.__name__
@@ -45,7 +45,8 @@ def _ufunc(name, np_ufunc, vjp, nd=None, np=None, save=True, doc="", differentia
     forward.__doc__ = doc
     defop(name, infer=_ufunc_infer(name, np_ufunc), vjp=vjp if differentiable else None,
           nd=(name,) if nd is None else nd, np=(name,) if np is None else np, save=save,
-          fusion=None if c is None else ufunc_fusion(uname, c, kinds), doc=doc)(forward)
+          fusion=None if c is None else ufunc_fusion(uname, c, kinds), recompute=recompute,
+          doc=doc)(forward)
 
 
 def _zeros(c, g):
@@ -98,7 +99,7 @@ _ufunc("sinh", numpy.sinh, lambda c, g: (g * F.cosh(c.inputs[0]),),
 _ufunc("cosh", numpy.cosh, lambda c, g: (g * F.sinh(c.inputs[0]),),
        doc="Hyperbolic cosine.", c="cosh({a})")
 _ufunc("tanh", numpy.tanh, lambda c, g: (g * (1 - c.out * c.out),),
-       doc="Hyperbolic tangent.", c="tanh({a})")
+       doc="Hyperbolic tangent.", c="tanh({a})", recompute=True)
 _ufunc("arcsinh", numpy.arcsinh,
        lambda c, g: (g * F.rsqrt(c.inputs[0] * c.inputs[0] + 1),), np=("arcsinh", "asinh"),
        doc="Inverse hyperbolic sine.", c="asinh({a})")
@@ -178,7 +179,7 @@ def sigmoid_into(xp, out, x):
 @defop("sigmoid", infer=_float_infer("sigmoid"), nd=("sigmoid",),
        vjp=lambda c, g: (g * c.out * (1 - c.out),),
        fusion=Fusion(c_expr("(tanh({a} * ({T})0.5) * ({T})0.5 + ({T})0.5)"), "f",
-                     recipe=sigmoid_into))
+                     recipe=sigmoid_into), recompute=True)
 def _sigmoid(xp, x):
     """Logistic sigmoid 1 / (1 + exp(-x)), computed without overflow."""
     return sigmoid_into(xp, _float_out(xp, x), x)
@@ -186,7 +187,8 @@ def _sigmoid(xp, x):
 
 @defop("relu", infer=_same, nd=("relu",), vjp=lambda c, g: (g * (c.inputs[0] > 0),),
        fusion=Fusion(c_by_kind(f="((isnan({a}) || {a} > ({T})0) ? {a} : ({T})0)",
-                               i="({a} > 0 ? {a} : ({T})0)"), "fiu", "maximum", (0,)))
+                               i="({a} > 0 ? {a} : ({T})0)"), "fiu", "maximum", (0,)),
+       recompute=True)
 def _relu(xp, x):
     """max(x, 0)."""
     return xp.maximum(x, 0)
@@ -277,7 +279,7 @@ def _clip_infer(x, a_min=None, a_max=None):
 
 
 @defop("clip", infer=_clip_infer, attrs={"a_min": None, "a_max": None}, nd=("clip",),
-       np=("clip",), vjp=_clip_vjp)
+       np=("clip",), vjp=_clip_vjp, recompute=True)
 def _clip(xp, x, a_min=None, a_max=None):
     """Limit values to [a_min, a_max]; the gradient passes where x is inside."""
     if a_min is None and a_max is None:

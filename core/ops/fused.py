@@ -431,7 +431,7 @@ def _run_gpu(xp, arrays, program, outputs):
 
 # --------------------------------------------------------------- the operator
 @defop(_NAME, infer=_infer, inputs=("data",), variadic=True,
-       attrs={"program": (), "outputs": -1}, differentiable=False)
+       attrs={"program": (), "outputs": -1}, differentiable=False, recompute=True)
 def _fused_elemwise(xp, *arrays, program=(), outputs=-1):
     """An elementwise program of registry operators run as one kernel (made by the
     fusion pass; see ``core.ops.fused``)."""

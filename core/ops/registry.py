@@ -27,6 +27,7 @@ import numpy
 
 if TYPE_CHECKING:
     from .fusible import Fusion, FusionByAttr
+    from .param_shapes import ParamShapes
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -67,8 +68,10 @@ class OpDef:
         "nd",
         "needs_ctx",
         "np",
+        "param_shapes",
         "place",
         "random",
+        "recompute",
         "save",
         "updates",
         "variadic",
@@ -93,7 +96,8 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           variadic: bool = False, needs_ctx: bool = False, differentiable: bool = True,
           save: bool | str = True, place: Callable | None = None, random: bool = False,
           updates: dict | None = None, visible_outputs: Callable | int | None = None,
-          fusion: Fusion | FusionByAttr | None = None, doc: str = ""):
+          fusion: Fusion | FusionByAttr | None = None, param_shapes: ParamShapes | None = None,
+          recompute: bool = False, doc: str = ""):
     """Register an operator; used as a decorator on its ``forward(xp, *arrays, **attrs)``.
 
     Args:
@@ -132,6 +136,13 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
         fusion: how the operator runs as a step of a fused elementwise program (a
             :class:`~core.ops.fusible.Fusion`, or a
             :class:`~core.ops.fusible.FusionByAttr`); None: never fused.
+        param_shapes: how a graph's shape inference fills the shapes and dtypes of the
+            operator's parameter inputs from its data input (a
+            :class:`~core.ops.param_shapes.ParamShapes`: ``FullyConnected``'s weight from
+            ``num_hidden`` and the data's shape).
+        recompute: cheap enough to run twice: a training graph may recompute the
+            operator's outputs in the backward phase instead of keeping them
+            (``core.symbol.mirror``). Random operators never are.
         doc: a one-line description (the generated functions' docstring).
     """
 
@@ -144,6 +155,7 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
                    differentiable=differentiable and vjp is not None, save=save, place=place,
                    random=random, updates=dict(updates or {}),
                    visible_outputs=visible_outputs, fusion=fusion,
+                   param_shapes=param_shapes, recompute=recompute,
                    doc=doc or (forward.__doc__ or "").strip())
         REGISTRY[name] = op
         return op

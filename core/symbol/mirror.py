@@ -20,11 +20,6 @@ import os
 
 from .graph import Entry, Graph, Node, is_random, reachable
 
-# Operators cheap enough to run twice (elementwise work, or BatchNorm's two passes).
-MIRROR_OPS = frozenset({
-    "relu", "Activation", "LeakyReLU", "sigmoid", "tanh", "add", "subtract", "multiply",
-    "_fused_elemwise", "BatchNorm", "_batch_norm_train", "_batch_norm_infer", "clip",
-})
 MAX_CHAIN = 6  # the most nodes one mirrored value may recompute
 # Values smaller than this are kept: recomputing them saves too little memory to pay
 # for the extra kernel calls.
@@ -115,7 +110,9 @@ def _closure(e: Entry, fwd, saved, keep, plans):
 
 
 def _cheap(n: Node) -> bool:
-    return n.op is not None and n.op.name in MIRROR_OPS and not is_random(n.op)
+    """Whether ``n``'s operator is cheap enough to run twice (``defop(..., recompute=True)``:
+    elementwise work, BatchNorm's two passes) and draws no random numbers."""
+    return n.op is not None and bool(n.op.recompute) and not is_random(n.op)
 
 
 def _rewrite(graph: Graph, topo, fwd, plans, saved) -> Graph:

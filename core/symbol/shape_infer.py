@@ -12,7 +12,8 @@
   scales, ``Embedding``'s table, PReLU's gamma, the fused RNN's flat parameter vector
   and states), an elementwise binary operator's unknown operand takes the other's
   shape, and a shape-preserving unary operator's input takes its output's shape.
-  The per-operator backward rules live in :mod:`core.symbol.shape_rules`.
+  Each operator declares its backward rule in its own ``defop`` block (``param_shapes=``,
+  a :class:`~core.ops.param_shapes.ParamShapes`).
 
 Shapes are tuples whose unknown dimensions are None (None for an unknown rank);
 the MXNet 1.x convention "0 means unknown" is accepted in given shapes and in a
@@ -41,7 +42,6 @@ from ..ops.infer import UNKNOWN_DIM_PROBES, agreed_dims, fill_unknown
 from ..ops.registry import Aval
 from .graph import TRAIN, Entry, Graph, Node
 from .json_mxnet import MX_DTYPE_CODES, MX_DTYPE_NAMES  # __dtype__ holds these codes
-from .shape_rules import BACKWARD_RULES, ELEMWISE_BINARY, PARAM_INPUTS
 
 _F32 = numpy.dtype("float32")
 
@@ -307,22 +307,25 @@ class _Inferrer:
 
     # ------------------------------------------------------------ backward
     def backward(self, n: Node) -> None:
-        rule = BACKWARD_RULES.get(n.op.name)
+        ps = n.op.param_shapes
+        if ps is None:
+            return
         ins = [x if isinstance(x, Entry) else None for x in n.inputs]
-        if rule is not None and ins and ins[0] is not None:
+        if ps.rule is not None and ins and ins[0] is not None:
             shape, dtype = self.get(ins[0])
-            fills = rule(shape, _attrs(n), len(ins))
+            attrs = _attrs(n)
+            fills = ps.rule(shape, attrs, len(ins))
             if fills:
                 for pos, want in fills.items():
                     if pos < len(ins) and ins[pos] is not None and want is not None:
                         self.suggest_shape(ins[pos], want)
-            if dtype is not None:
-                pdt = _param_dtype(n, dtype)
-                for pos in PARAM_INPUTS.get(n.op.name, ()):
+            if dtype is not None and ps.params:
+                pdt = dtype if ps.dtype is None else parse_dtype(ps.dtype(dtype, attrs))
+                for pos in ps.params:
                     e = ins[pos] if pos < len(ins) else None
                     if e is not None and e.node.is_variable and self.get(e)[1] is None:
                         self.set_dtype(e, pdt, n, f"input {_input_name(n, pos)!r}")
-        if n.op.name in ELEMWISE_BINARY and len(ins) == 2 and all(e is not None for e in ins):
+        if ps.operands and len(ins) == 2 and all(e is not None for e in ins):
             (sa, da), (sb, db) = self.get(ins[0]), self.get(ins[1])
             if sa is None and sb is not None:
                 self.set_shape(ins[0], sb, n, "the other operand")
@@ -397,16 +400,6 @@ def _preserves_shape(n: Node) -> bool:
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                 "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
                 "isfinite"}
-
-
-def _param_dtype(n: Node, data_dtype):
-    opname = n.op.name
-    if opname == "Embedding":
-        return parse_dtype(_attrs(n).get("dtype") or "float32")
-    if opname in ("BatchNorm", "_batch_norm_train", "_batch_norm_infer") and \
-            data_dtype == numpy.float16:
-        return _F32  # MXNet keeps float16 BatchNorm's parameters in float32
-    return data_dtype
 
 
 # --------------------------------------------------------------------------- entry point

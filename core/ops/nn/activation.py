@@ -37,6 +37,7 @@ from ..dispatch import invoke
 from ..elemwise import sigmoid_into, softsign_into
 from ..fusible import Fusion, FusionByAttr, c_expr
 from ..infer import fmt, require_float
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop, get
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -368,7 +369,7 @@ def _activation_infer(x, act_type="relu"):
        fusion=FusionByAttr("act_type", {
            "relu": get("relu").fusion, "sigmoid": get("sigmoid").fusion,
            "tanh": get("tanh").fusion, "softrelu": _SOFTPLUS_FUSION,
-           "softsign": get("softsign").fusion}))
+           "softsign": get("softsign").fusion}), recompute=True)
 def _activation(xp, x, act_type="relu"):
     """MXNet's Activation: relu, sigmoid, tanh, softrelu (softplus), softsign, log_sigmoid,
     mish, chosen by ``act_type``.
@@ -476,8 +477,15 @@ def _leaky_vjp(c, g):
 _LEAKY_FWD = _arrays(_leaky_forward)
 
 
+def _prelu_params(shape, a, n_in):
+    """prelu's gamma: one slope per channel (axis 1; axis 0 for 1-D data)."""
+    if a.get("act_type") != "prelu" or not shape:  # None or ()
+        return {}
+    return {1: (shape[1] if len(shape) >= 2 else shape[0],)}
+
+
 @defop("LeakyReLU", infer=_leaky_infer, vjp=_leaky_vjp, inputs=("data", "gamma?"),
-       attrs=_LEAKY_ATTRS)
+       attrs=_LEAKY_ATTRS, param_shapes=ParamShapes(_prelu_params, (1,)), recompute=True)
 def _leaky_relu(xp, x, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125,
                 upper_bound=0.334):
     """MXNet's LeakyReLU (leaky, prelu, elu, selu, gelu, gelu_tanh; rrelu's inference form)."""

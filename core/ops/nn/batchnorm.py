@@ -28,10 +28,13 @@ with ``output_mean_var``); the last two replace the moving statistics after each
 """
 from __future__ import annotations
 
+import numpy
+
 from ... import autograd as _ag
 from ...ndarray import NDArray, Placeholder, array
 from ..abstract import is_tracing
 from ..dispatch import invoke
+from ..param_shapes import ParamShapes, axis_position
 from ..registry import Aval, F, defop
 from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats, with_out
 
@@ -73,8 +76,25 @@ def _train_vjp(c, g):
                           "batch", "var", a["eps"], fix_gamma=a["fix_gamma"], axis=a["axis"])
 
 
+def _bn_params(shape, a, n_in):
+    """gamma, beta and the moving statistics: one per channel (``axis``)."""
+    if shape is None:
+        return {}
+    ax = axis_position(shape, a.get("axis", 1))
+    if ax is None:
+        return {}
+    c = (shape[ax],)
+    return {i: c for i in range(1, min(n_in, 5))}
+
+
+def _bn_param_dtype(data_dtype, a):
+    """MXNet keeps float16 batch norm's parameters in float32."""
+    return numpy.float32 if data_dtype == numpy.float16 else data_dtype
+
+
 @defop("_batch_norm_train", infer=_train_infer, vjp=_train_vjp,
-       inputs=("data", "gamma", "beta"), attrs={"eps": 1e-3, "fix_gamma": True, "axis": 1})
+       inputs=("data", "gamma", "beta"), attrs={"eps": 1e-3, "fix_gamma": True, "axis": 1},
+       param_shapes=ParamShapes(_bn_params, (1, 2), _bn_param_dtype), recompute=True)
 def _batch_norm_train(xp, data, gamma, beta, eps=1e-3, fix_gamma=True, axis=1):
     """Batch normalization with the batch statistics over every axis but ``axis``:
     (out, mean, var), var the biased variance, statistics of shape (C,)."""
@@ -105,7 +125,8 @@ def _infer_vjp(c, g):
 
 @defop("_batch_norm_infer", infer=_infer_infer, vjp=_infer_vjp,
        inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
-       attrs={"eps": 1e-3, "fix_gamma": True, "axis": 1})
+       attrs={"eps": 1e-3, "fix_gamma": True, "axis": 1},
+       param_shapes=ParamShapes(_bn_params, (1, 2, 3, 4), _bn_param_dtype), recompute=True)
 def _batch_norm_infer(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, fix_gamma=True,
                       axis=1):
     """Batch normalization with given statistics (``moving_mean``, ``moving_var``)."""
@@ -166,7 +187,8 @@ def _moved(moving, stat, momentum):
 
 
 @defop("BatchNorm", infer=_bn_infer, vjp=_bn_vjp, inputs=_BN_INPUTS, attrs=_BN_ATTRS,
-       updates={3: 3, 4: 4},
+       updates={3: 3, 4: 4}, recompute=True,
+       param_shapes=ParamShapes(_bn_params, (1, 2, 3, 4), _bn_param_dtype),
        visible_outputs=lambda attrs: 3 if attrs.get("output_mean_var") else 1)
 def _batch_norm(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
                 fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,

@@ -23,11 +23,14 @@ The array kernels are in ``patches.py``, the shape rules in ``conv_geometry.py``
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy
 
 from ..broadcast import sum_to
 from ..infer import require_float
 from ..matmul import ones, wanted
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop
 from . import conv_geometry as G
 from . import patches as P
@@ -141,9 +144,42 @@ def _conv_vjp(c, g):
     return gx, gw, gb
 
 
+def _conv_params(shape, a, n_in, deconv=False):
+    """The weight from ``num_filter``/``kernel``/``num_group``/``layout`` and the data's
+    channels, and the bias (num_filter,)."""
+    kernel = a.get("kernel") or ()
+    if isinstance(kernel, numbers.Integral):
+        if shape is None:
+            return {}
+        kernel = (kernel,) * (len(shape) - 2)
+    kernel = tuple(kernel)
+    if shape is None:
+        shape = (None,) * (len(kernel) + 2)
+    nd = len(shape)
+    if nd < 3:
+        return {}
+    nf, g = a.get("num_filter") or 0, a.get("num_group") or 1
+    if len(kernel) != nd - 2 or not nf:
+        return {}
+    layout = a.get("layout")
+    cl = isinstance(layout, str) and layout.endswith("C")
+    c = shape[-1] if cl else shape[1]
+    if deconv:
+        inner = nf // g
+        w = (c,) + (kernel + (inner,) if cl else (inner,) + kernel)
+    else:
+        inner = c // g if c is not None else None
+        w = (nf,) + (kernel + (inner,) if cl else (inner,) + kernel)
+    out = {1: w}
+    if not a.get("no_bias", deconv):
+        out[2] = (nf,)
+    return out
+
+
 @defop("Convolution", save="inputs",
        infer=_conv_infer, vjp=_conv_vjp, inputs=("data", "weight", "bias?"),
-       attrs=_CONV_ATTRS, nd=("Convolution", "convolution"))
+       attrs=_CONV_ATTRS, nd=("Convolution", "convolution"),
+       param_shapes=ParamShapes(_conv_params, (1, 2)))
 def _convolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),
                  num_filter=0, num_group=1, workspace=1024, no_bias=False, cudnn_tune=None,
                  cudnn_off=False, layout=None):
@@ -286,7 +322,8 @@ def _deconv_vjp(c, g):
 
 @defop("Deconvolution", save="inputs", infer=_deconv_infer, vjp=_deconv_vjp,
        inputs=("data", "weight", "bias?"), attrs=_DECONV_ATTRS,
-       nd=("Deconvolution", "deconvolution"))
+       nd=("Deconvolution", "deconvolution"),
+       param_shapes=ParamShapes(lambda s, a, n: _conv_params(s, a, n, deconv=True), (1, 2)))
 def _deconvolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),
                    adj=(), target_shape=(), num_filter=0, num_group=1, workspace=512,
                    no_bias=True, cudnn_tune=None, cudnn_off=False, layout=None):

@@ -21,6 +21,7 @@ import numpy
 
 from ...dtypes import is_float, is_integer
 from ..infer import fmt, require_float
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop
 
 _ATTRS = {"use_data_lengths": False, "use_label_lengths": False, "blank_label": "first"}
@@ -165,8 +166,17 @@ def _ctc_nll(xp, data, label, data_lengths, label_lengths, **at):
     return 0.0 - _final(xp, alpha, s_len, lens, tlen)  # 0.0 - : no -0.0 for empty labels
 
 
+def _ctc_lengths(shape, a, n_in):
+    """``data_lengths`` and ``label_lengths``: one per batch row."""
+    if shape is None or len(shape) != 3:
+        return {}
+    n = shape[0] if a.get("layout") == "NTC" else shape[1]
+    return {2: (n,), 3: (n,)}
+
+
 @defop("CTCLoss", infer=_ctc_infer, inputs=("data", "label", "data_lengths?", "label_lengths?"),
        attrs=_ATTRS, nd=("CTCLoss", "ctc_loss", "contrib.CTCLoss", "contrib.ctc_loss"),
+       param_shapes=ParamShapes(_ctc_lengths),
        vjp=lambda c, g: (F._ctc_loss_grad(c.inputs[0], c.inputs[1], g, c.inputs[2],
                                           c.inputs[3], **c.attrs), None, None, None))
 def _ctc_loss(xp, data, label, data_lengths=None, label_lengths=None, **at):

@@ -19,6 +19,7 @@ import numpy
 from ...dtypes import is_float, is_integer
 from ..index import scatter_zeros
 from ..infer import fmt
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop
 
 _F32 = numpy.dtype(numpy.float32)
@@ -77,9 +78,19 @@ def _emb_vjp(c, g):
     return None, gw
 
 
+def _emb_params(shape, a, n_in):
+    """The table (input_dim, output_dim)."""
+    i, o = a.get("input_dim"), a.get("output_dim")
+    if i is None or o is None:
+        return {}
+    return {1: (int(i), int(o))}
+
+
 @defop("Embedding", infer=_emb_infer, vjp=_emb_vjp, inputs=("data", "weight"),
        attrs={"input_dim": None, "output_dim": None, "dtype": "float32", "sparse_grad": False},
-       nd=("Embedding",))
+       nd=("Embedding",),
+       param_shapes=ParamShapes(_emb_params, (1,),  # the table's dtype: the attribute's
+                                dtype=lambda data_dtype, a: a.get("dtype") or "float32"))
 def _embedding(xp, data, weight, input_dim=None, output_dim=None, dtype="float32",
                sparse_grad=False):
     """Rows of ``weight`` at the ids in ``data``: shape ``data.shape + (output_dim,)``.

@@ -17,6 +17,7 @@ import numpy
 
 from ...dtypes import is_float
 from ..infer import fmt
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop
 
 
@@ -94,10 +95,28 @@ def _fc_vjp(c, g):
     return (gx, gw) + ((gb,) if len(dts) > 2 else ())
 
 
+def _fc_params(shape, a, n_in):
+    """weight (num_hidden, in_units) and bias (num_hidden,) from the data's shape."""
+    nh = a.get("num_hidden")
+    if nh is None or shape == ():
+        return {}
+    if shape is None:
+        units = None
+    elif a.get("flatten", True):
+        rest = shape[1:]
+        units = math.prod(rest) if all(d is not None for d in rest) else None
+    else:
+        units = shape[-1]
+    out = {1: (int(nh), units)}
+    if not a.get("no_bias"):
+        out[2] = (int(nh),)
+    return out
+
+
 @defop("FullyConnected", save="inputs",
        infer=_fc_infer, vjp=_fc_vjp, inputs=("data", "weight", "bias?"),
        attrs={"num_hidden": None, "no_bias": False, "flatten": True},
-       nd=("FullyConnected",))
+       nd=("FullyConnected",), param_shapes=ParamShapes(_fc_params, (1, 2)))
 def _fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True):
     """``data @ weight.T + bias`` (MXNet's FullyConnected; ``weight`` is (num_hidden, in_units)).
 

@@ -28,6 +28,7 @@ import numpy
 from ...dtypes import is_float, is_integer
 from ..broadcast import sum_to
 from ..infer import broadcast, fmt, norm_axis, require_float
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop
 from .softmax import compute_dtype, softmax_raw
 
@@ -300,9 +301,19 @@ def _so_classes(xp, data, label, at):
     return flat, shape, ax, prob
 
 
+def _so_params(shape, a, n_in):
+    """The label's shape: the data's without the class axis."""
+    if shape is None or len(shape) < 2:
+        return {}
+    if a.get("multi_output"):
+        return {1: (shape[0],) + tuple(shape[2:])}
+    return {1: tuple(shape[:-1])}
+
+
 @defop("SoftmaxOutput", infer=_so_infer, inputs=("data", "label"), attrs=_SO_ATTRS,
        nd=("SoftmaxOutput", "Softmax"),
-       vjp=lambda c, g: (F._softmax_output_grad(c.out, c.inputs[1], g, **c.attrs), None))
+       vjp=lambda c, g: (F._softmax_output_grad(c.out, c.inputs[1], g, **c.attrs), None),
+       param_shapes=ParamShapes(_so_params, (1,)))
 def _softmax_output(xp, data, label, **at):
     """MXNet's SoftmaxOutput: the softmax forward, and as gradient
     ``(softmax - one_hot(label)) * grad_scale / normalizer`` whatever the head gradient.

@@ -23,6 +23,7 @@ from functools import lru_cache
 from ...dtypes import bfloat16, float16, float32
 from ...ndarray import NDArray
 from ..infer import norm_axis, require_float
+from ..param_shapes import ParamShapes, axis_position
 from ..registry import Aval, F, defop
 from . import norm_kernels
 
@@ -369,8 +370,23 @@ def _ln_vjp(c, g):
                           "layer", "std", a["eps"], axis=a["axis"])
 
 
+def _ln_params(shape, a, n_in):
+    """gamma and beta: the size of the normalized axis."""
+    if shape is None:
+        return {}
+    ax = axis_position(shape, a.get("axis", -1))
+    return {} if ax is None else {1: (shape[ax],), 2: (shape[ax],)}
+
+
+def _channel_params(shape, a, n_in):
+    """gamma and beta: one per channel (axis 1)."""
+    if shape is None or len(shape) < 2:
+        return {}
+    return {1: (shape[1],), 2: (shape[1],)}
+
+
 @defop("_layer_norm", infer=_ln_infer, vjp=_ln_vjp, inputs=("data", "gamma", "beta"),
-       attrs={"axis": -1, "eps": 1e-5})
+       attrs={"axis": -1, "eps": 1e-5}, param_shapes=ParamShapes(_ln_params, (1, 2)))
 def _layer_norm(xp, data, gamma, beta, axis=-1, eps=1e-5):
     """Layer normalization along ``axis``: (out, mean, std), std = sqrt(var + eps)."""
     L = plan("layer", tuple(data.shape), data.dtype, _params(gamma, beta), axis)
@@ -392,7 +408,7 @@ def _in_vjp(c, g):
 
 
 @defop("_instance_norm", infer=_in_infer, vjp=_in_vjp, inputs=("data", "gamma", "beta"),
-       attrs={"eps": 1e-3})
+       attrs={"eps": 1e-3}, param_shapes=ParamShapes(_channel_params, (1, 2)))
 def _instance_norm(xp, data, gamma, beta, eps=1e-3):
     """Instance normalization (per sample and channel, over the spatial axes 2...):
     (out, mean, var) with statistics of shape (N, C)."""
@@ -416,7 +432,7 @@ def _gn_vjp(c, g):
 
 
 @defop("_group_norm", infer=_gn_infer, vjp=_gn_vjp, inputs=("data", "gamma", "beta"),
-       attrs={"num_groups": 1, "eps": 1e-5})
+       attrs={"num_groups": 1, "eps": 1e-5}, param_shapes=ParamShapes(_channel_params, (1, 2)))
 def _group_norm(xp, data, gamma, beta, num_groups=1, eps=1e-5):
     """Group normalization (channels split into ``num_groups``): (out, mean, std) with
     statistics of shape (N, num_groups), std = sqrt(var + eps)."""

@@ -34,6 +34,7 @@ from ...dtypes import is_float, is_integer
 from ..abstract import is_tracing
 from ..dispatch import invoke
 from ..infer import fmt
+from ..param_shapes import ParamShapes
 from ..registry import REGISTRY, Aval, F, defop
 from . import rnn_cells as _cells
 
@@ -269,8 +270,30 @@ def _rnn_vjp(c, g):
             grads[3] if lstm and c0 is not None else None, None)
 
 
+def _rnn_params(shape, a, n_in):
+    """The flat parameter vector and the states from the data's (T, N, I) shape."""
+    if shape is None or len(shape) != 3:
+        return {}
+    N, I = (shape[1], shape[2]) if a.get("layout", "TNC") == "TNC" else (shape[0], shape[2])
+    H, L, mode = a.get("state_size"), a.get("num_layers", 1), a.get("mode")
+    if H is None or mode is None:
+        return {}
+    D = 2 if a.get("bidirectional") else 1
+    out = {2: (L * D, N, H)}
+    if mode == "lstm":
+        out[3] = (L * D, N, H)
+    if I is not None:
+        try:
+            out[1] = (param_size(mode, L, D, I, H),)
+        except (KeyError, TypeError, ValueError):
+            pass
+    if a.get("use_sequence_length"):
+        out[4] = (N,)
+    return out
+
+
 @defop("RNN", infer=_rnn_infer, vjp=_rnn_vjp, inputs=_INPUTS, attrs=dict(_ATTRS),
-       needs_ctx=True, random=True,
+       needs_ctx=True, random=True, param_shapes=ParamShapes(_rnn_params, (1, 2, 3)),
        visible_outputs=lambda at: ((3 if at.get("mode") == "lstm" else 2)
                                    if at.get("state_outputs") else 1))
 def _rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, ctx=None, **at):

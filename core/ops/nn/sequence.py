@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...dtypes import is_float, is_integer
 from ...ndarray import NDArray
 from ..infer import fmt, norm_axis
+from ..param_shapes import ParamShapes
 from ..registry import Aval, F, defop
 
 _ATTRS = {"use_sequence_length": False, "axis": 0}
@@ -73,8 +74,19 @@ def _mask_vjp(c, g):
                            value=0.0, axis=at["axis"]), None)
 
 
+def _length_shape(shape, a, n_in):
+    """``sequence_length``'s shape: the batch size (the data's axis 1, or 0 when axis=1)."""
+    if shape is None or len(shape) < 2 or not a.get("use_sequence_length"):
+        return {}
+    return {1: (shape[1] if a.get("axis", 0) == 0 else shape[0],)}
+
+
+_LENGTH_SHAPE = ParamShapes(_length_shape)
+
+
 @defop("SequenceMask", infer=_mask_infer, vjp=_mask_vjp, inputs=("data", "sequence_length?"),
-       attrs={"use_sequence_length": False, "value": 0.0, "axis": 0}, nd=("SequenceMask",))
+       attrs={"use_sequence_length": False, "value": 0.0, "axis": 0}, nd=("SequenceMask",),
+       param_shapes=_LENGTH_SHAPE)
 def _sequence_mask(xp, data, sequence_length=None, use_sequence_length=False, value=0.0,
                    axis=0):
     """Set the steps beyond each sequence's length to ``value``."""
@@ -118,7 +130,7 @@ def _last_vjp(c, g):
 
 
 @defop("SequenceLast", infer=_last_infer, vjp=_last_vjp, inputs=("data", "sequence_length?"),
-       attrs=dict(_ATTRS), nd=("SequenceLast",))
+       attrs=dict(_ATTRS), nd=("SequenceLast",), param_shapes=_LENGTH_SHAPE)
 def _sequence_last(xp, data, sequence_length=None, use_sequence_length=False, axis=0):
     """The last step of each sequence (step ``length - 1``, or the final step)."""
     ax, _ = _check("SequenceLast", Aval(data.shape, data.dtype),
@@ -147,7 +159,8 @@ def _reverse_vjp(c, g):
 
 
 @defop("SequenceReverse", infer=_reverse_infer, vjp=_reverse_vjp,
-       inputs=("data", "sequence_length?"), attrs=dict(_ATTRS), nd=("SequenceReverse",))
+       inputs=("data", "sequence_length?"), attrs=dict(_ATTRS), nd=("SequenceReverse",),
+       param_shapes=_LENGTH_SHAPE)
 def _sequence_reverse(xp, data, sequence_length=None, use_sequence_length=False, axis=0):
     """Reverse the first ``length`` steps of each sequence; later steps stay in place."""
     ax, _ = _check("SequenceReverse", Aval(data.shape, data.dtype),
