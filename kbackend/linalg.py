@@ -146,7 +146,7 @@ def _host(xp, a):
 
 def _op(name, forward, infer, vjp):
     return OpDef(name=name, forward=forward, infer=infer, vjp=vjp, inputs=("x",),
-                 attrs={}, nd=(), np=(), kind="primitive", variadic=False,
+                 attrs={}, nd=(), np=(), variadic=False,
                  needs_ctx=False, differentiable=True, save=True, place=None, doc=name)
 
 

@@ -198,7 +198,7 @@ def _fit_last(xp, a, size):
 def _linear_op(name, forward, infer, adjoint):
     """An operator whose VJP is ``adjoint(ctx, g)`` (another linear operator's call)."""
     return OpDef(name=name, forward=forward, infer=infer, vjp=adjoint, inputs=(),
-                 attrs={}, nd=(), np=(), kind="composite", variadic=False,
+                 attrs={}, nd=(), np=(), variadic=False,
                  needs_ctx=False, differentiable=True, save=False, place=None, doc=name)
 
 

@@ -63,7 +63,6 @@ class OpDef:
         "fusion",
         "infer",
         "inputs",
-        "kind",
         "name",
         "nd",
         "needs_ctx",
@@ -92,8 +91,8 @@ class OpDef:
 
 def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           inputs: Sequence[str] = ("x",), attrs: dict | None = None,
-          nd: Sequence[str] = (), np: Sequence[str] = (), kind: str = "primitive",
-          variadic: bool = False, needs_ctx: bool = False, differentiable: bool = True,
+          nd: Sequence[str] = (), np: Sequence[str] = (), variadic: bool = False,
+          needs_ctx: bool = False, differentiable: bool = True,
           save: bool | str = True, place: Callable | None = None, random: bool = False,
           updates: dict | None = None, visible_outputs: Callable | int | None = None,
           fusion: Fusion | FusionByAttr | None = None, param_shapes: ParamShapes | None = None,
@@ -115,7 +114,6 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
             An entry may be ``(name, {attr: default})`` to change attribute defaults
             for that name only.
         np: public names in ``core.np`` (``"linalg.inv"``), entries as for ``nd``.
-        kind: ``"primitive"`` or ``"composite"``.
         variadic: the operator takes any number of arrays (first argument a sequence).
         needs_ctx: ``forward`` receives ``ctx=`` (creation and random operators).
         differentiable: False for operators whose outputs carry no gradient.
@@ -150,7 +148,7 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
         if name in REGISTRY:
             raise ValueError(f"defop: operator {name!r} is already registered")
         op = OpDef(name=name, forward=forward, infer=infer, vjp=vjp, inputs=tuple(inputs),
-                   attrs=dict(attrs or {}), nd=tuple(nd), np=tuple(np), kind=kind,
+                   attrs=dict(attrs or {}), nd=tuple(nd), np=tuple(np),
                    variadic=variadic, needs_ctx=needs_ctx,
                    differentiable=differentiable and vjp is not None, save=save, place=place,
                    random=random, updates=dict(updates or {}),

@@ -261,6 +261,6 @@ def _opaque_op(n: Node, view: _NodeView, need: list[int]) -> OpDef:
         return tuple(out)
 
     return OpDef(name=f"_vjp_{op.name}", forward=forward, infer=infer, vjp=None, inputs=(),
-                 attrs={}, nd=(), np=(), kind="composite", variadic=True, needs_ctx=True,
+                 attrs={}, nd=(), np=(), variadic=True, needs_ctx=True,
                  differentiable=False, save=False, place=None, random=False, updates={},
                  visible_outputs=None, doc=f"the VJP of {op.name}, run imperatively")

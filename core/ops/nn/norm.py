@@ -576,7 +576,7 @@ def _l2_infer(data, eps=1e-10, mode="instance"):
     return Aval(data.shape, data.dtype)
 
 
-@defop("L2Normalization", kind="composite", infer=_l2_infer, vjp=_l2_vjp,
+@defop("L2Normalization", infer=_l2_infer, vjp=_l2_vjp,
        nd=("L2Normalization",), inputs=("data",), attrs={"eps": 1e-10, "mode": "instance"})
 def _l2_normalization(xp, data, eps=1e-10, mode="instance"):
     """``data / sqrt(sum(data ** 2) + eps)``, the sum over every axis but the first
@@ -637,7 +637,7 @@ def _lrn_infer(data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=None):
     return Aval(data.shape, data.dtype)
 
 
-@defop("LRN", kind="composite", infer=_lrn_infer, vjp=_lrn_vjp, nd=("LRN",), inputs=("data",),
+@defop("LRN", infer=_lrn_infer, vjp=_lrn_vjp, nd=("LRN",), inputs=("data",),
        attrs={"alpha": 1e-4, "beta": 0.75, "knorm": 2.0, "nsize": None})
 def _lrn(xp, data, alpha=1e-4, beta=0.75, knorm=2.0, nsize=None):
     """Local response normalization across channels (axis 1):
