@@ -150,15 +150,16 @@ def _delivery(node, uses, on_final=None):
     ``i`` as soon as it is computed; when that input is a leaf that no other recorded
     node uses, the gradient is final and goes into the leaf's ``.grad`` at once (so the
     VJP can release it) and ``deliver`` returns True; otherwise it returns False and the
-    VJP returns the gradient as usual."""
+    VJP returns the gradient as usual. ``owned=True``: the VJP hands over the only
+    reference to ``g``'s buffer, which ``.grad`` may then take instead of copying."""
 
-    def deliver(i, g) -> bool:
+    def deliver(i, g, owned: bool = False) -> bool:
         p = node.parents[i]
         if p is None or not isinstance(p[0], VarNode) or uses.get(id(p[0])) != 1:
             return False
         arr = p[0].ref()
         if arr is not None:
-            arr._receive_grad(g, p[0].grad_req, False)
+            arr._receive_grad(g, p[0].grad_req, False, adopt="owned" if owned else False)
             if on_final is not None:
                 on_final(arr)
         return True
@@ -183,7 +184,7 @@ def _release_final(node, remaining, grads, on_final):
         grads.pop(("var", k), None)
         arr = p[0].ref()
         if arr is not None:
-            arr._receive_grad(g, p[0].grad_req, False)
+            arr._receive_grad(g, p[0].grad_req, False, adopt=True)  # g: popped, ours alone
             on_final(arr)
 
 
@@ -297,6 +298,7 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
             for p, gx in zip(node.parents, in_grads):
                 if p is not None and gx is not None:
                     _accumulate(grads, p, gx)
+            in_grads = gx = None  # grads holds them now (.grad may adopt a sole reference)
             if remaining is not None:
                 _release_final(node, remaining, grads, on_final)
             if not retain_graph:
@@ -357,14 +359,14 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     on_final = _state.grad_ready
     grads = _run_backward(heads, head_grads, retain_graph, create_graph, early=True,
                           on_final=on_final)
-    for key, node in list(grads.items()):
-        if key[0] == "var":
-            g = grads.get((id(node), 0))
-            arr = node.ref()
-            if arr is not None and g is not None:
-                arr._receive_grad(g, node.grad_req, create_graph)
-                if on_final is not None:
-                    on_final(arr)
+    # (the variables listed alone: a list of grads' items would hold the gradients too)
+    for node in [v for k, v in grads.items() if k[0] == "var"]:
+        g = grads.pop((id(node), 0), None)
+        arr = node.ref()
+        if arr is not None and g is not None:
+            arr._receive_grad(g, node.grad_req, create_graph, adopt=True)
+            if on_final is not None:
+                on_final(arr)
 
 
 def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,

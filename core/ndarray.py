@@ -7,6 +7,8 @@ dispatcher in ``core.ops.dispatch``; code outside the dispatcher asks for data w
 """
 from __future__ import annotations
 
+import sys
+
 import numpy
 
 from . import tape as _tape
@@ -51,6 +53,21 @@ def _traced(a, b) -> bool:
     note_traced_write(a)
     return True
 
+
+
+def _adoptable(g, g_refs: int | None, old) -> bool:
+    """Whether ``.grad`` may take ``g``'s buffer in place of ``old`` (see
+    ``NDArray._receive_grad``): exact reference counts, so any other holder of either
+    buffer, or of ``g``, keeps the copy. ``g_refs`` None: the caller vouches for ``g``'s
+    buffer being its own (handed over), so only ``old`` is counted."""
+    new = g._data
+    return (type(new) is type(old) and new.shape == old.shape and new.dtype == old.dtype
+            and new.base is None and old.base is None and new.flags.c_contiguous
+            and new.flags.writeable and old.flags.c_contiguous
+            and (g_refs is None or (
+                sys.getrefcount(g) == g_refs + 1  # + this function's argument
+                and sys.getrefcount(new) == 3))  # g's slot, the local, getrefcount's own
+            and sys.getrefcount(old) == 4)  # .grad's slot, two locals, the argument
 
 class NDArray(NumpyMethods):
     """An n-dimensional array on a context (device), with autograd support.
@@ -273,17 +290,34 @@ class NDArray(NumpyMethods):
         self._grad = g
         self._node = (_tape.VarNode(self, grad_req), 0)
 
-    def _receive_grad(self, g, grad_req, create_graph):
+    def _receive_grad(self, g, grad_req, create_graph, adopt=False):
+        """Write (or add) the gradient ``g`` into ``.grad``.
+
+        ``adopt``: True when the caller holds the only reference to ``g`` besides the
+        argument (the backward walker, once it has popped it); ``"owned"`` when it hands
+        over the only reference to ``g``'s buffer (a hybridized graph's executor). With
+        ``grad_req='write'``, ``.grad`` then takes ``g``'s buffer instead of copying it,
+        when nothing else can see either buffer: ``g``'s is fresh (owns its memory,
+        C-contiguous, referenced by ``g`` alone) and ``.grad``'s old one is referenced by
+        ``.grad`` alone (not a view into a packed buffer, not held by an optimizer or the
+        user). ``.grad`` stays the same NDArray, so holders of it see the new values.
+        """
         if self._grad is not None and self._grad._var is not None:
             _engine._wait_write(self._grad, "backward")
+        refs = 3  # the caller's local, this argument, getrefcount's own
         if g.dtype != self.dtype:
             g = g.astype(self.dtype)
+            refs = 2
         if create_graph or self._grad is None:
             self._grad = g if grad_req == "write" or self._grad is None else self._grad + g
             return
         buf = self._grad._data
         if grad_req == "write":
-            buf[...] = g._data
+            if adopt and self._grad._var is None and _adoptable(
+                    g, refs if adopt is True else None, buf):
+                self._grad._data = g._data
+            else:
+                buf[...] = g._data
         else:
             buf += g._data
         self._grad._version += 1

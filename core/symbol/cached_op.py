@@ -22,8 +22,8 @@ from .graph import Graph, evaluate
 
 
 def _sink(c, i: int, ctx, taken: set):
-    def sink(raw) -> bool:
-        if c.deliver(i, NDArray._make(raw, ctx, None)):
+    def sink(raw, owned: bool = False) -> bool:
+        if c.deliver(i, NDArray._make(raw, ctx, None), owned):
             taken.add(i)
             return True
         return False

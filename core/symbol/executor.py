@@ -17,6 +17,7 @@ backward phase. Between them only the slots the backward phase reads stay alive.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 from .. import autograd as _ag
@@ -240,11 +241,23 @@ class Program:
                     if s in pooled:
                         pool[s] = env[s]
                     env[s] = None
+                out = o = None  # env holds the outputs (a sink may take one)
                 if sinks:
                     for s in st.outs:
                         hit = sinks.get(s)
+                        if hit is None:
+                            continue
+                        if len(hit) == 1 and self.last_read.get(s, -1) <= i and \
+                                sys.getrefcount(env[s]) == 2:
+                            # its one sink may take the buffer itself (nothing else holds
+                            # it: no other slot, no pool); it comes back if not taken
+                            val, env[s] = env[s], None
+                            if not hit[0](val, True):
+                                env[s] = val
+                            val = None
+                            continue
                         # every sink must see the value: no short-circuit
-                        taken = [f(env[s]) for f in hit] if hit is not None else [False]
+                        taken = [f(env[s]) for f in hit]
                         if all(taken) and self.last_read.get(s, -1) <= i:
                             env[s] = None
         finally:
