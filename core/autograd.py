@@ -508,7 +508,7 @@ class Function:
                              for r, x in zip(res, inputs))
 
             op = OpDef(name=type(self).__name__, forward=None, infer=None, vjp=vjp,
-                       inputs=(), attrs={}, nd=(), np=(), kind="composite",
+                       inputs=(), attrs={}, nd=(), np=(),
                        variadic=True, needs_ctx=False, differentiable=True, save=False,
                        doc="")
             fresh = tuple(o.detach() for o in outs)
@@ -553,7 +553,7 @@ def _trace_function(fn: Function, inputs):
         return tuple(r if isinstance(x, NDArray) else None for r, x in zip(res, inputs))
 
     op = OpDef(name=type(fn).__name__, forward=forward, infer=infer, vjp=vjp, inputs=(),
-               attrs={}, nd=(), np=(), kind="composite", variadic=True, needs_ctx=True,
+               attrs={}, nd=(), np=(), variadic=True, needs_ctx=True,
                differentiable=True, save=True, place=None, random=False, updates={},
                visible_outputs=None, doc=f"autograd.Function {type(fn).__name__}")
     return invoke(op, list(inputs), {})

@@ -141,7 +141,7 @@ class CachedOp:
 
         # save="inputs": a second-order backward (create_graph) reads the inputs.
         op = OpDef(name="CachedOp", forward=None, infer=None, vjp=vjp, inputs=(), attrs={},
-                   nd=(), np=(), kind="composite", variadic=True, needs_ctx=False,
+                   nd=(), np=(), variadic=True, needs_ctx=False,
                    differentiable=True, save="inputs", place=None, random=False, updates={},
                    visible_outputs=None, doc="")
         raw = [x._data for x in inputs]
