@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy
 
+from .. import cpu_kernels
+
 if TYPE_CHECKING:
     from .fusible import Fusion, FusionByAttr
     from .param_shapes import ParamShapes
@@ -57,10 +59,12 @@ class OpDef:
 
     __slots__ = (
         "attrs",
+        "cpu",
         "differentiable",
         "doc",
         "forward",
         "fusion",
+        "gpu",
         "infer",
         "inputs",
         "name",
@@ -96,7 +100,8 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           save: bool | str = True, place: Callable | None = None, random: bool = False,
           updates: dict | None = None, visible_outputs: Callable | int | None = None,
           fusion: Fusion | FusionByAttr | None = None, param_shapes: ParamShapes | None = None,
-          recompute: bool = False, doc: str = ""):
+          recompute: bool = False, cpu: Callable | None = None, gpu: Callable | None = None,
+          doc: str = ""):
     """Register an operator; used as a decorator on its ``forward(xp, *arrays, **attrs)``.
 
     Args:
@@ -141,24 +146,55 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
         recompute: cheap enough to run twice: a training graph may recompute the
             operator's outputs in the backward phase instead of keeping them
             (``core.symbol.mirror``). Random operators never are.
+        cpu: a kernel ``cpu(xp, *arrays, **attrs)`` with ``forward``'s signature, run
+            instead of it on CPU while ``core.cpu_kernels.enabled()``; it returns None
+            where it does not apply (dtypes, layouts), and ``forward`` (the NumPy twin
+            the tests compare it to) runs. Declared in the operator's own block.
+        gpu: the same for GPU contexts (a CuPy kernel in place of ``forward``).
         doc: a one-line description (the generated functions' docstring).
     """
 
     def register(forward: Callable) -> OpDef:
         if name in REGISTRY:
             raise ValueError(f"defop: operator {name!r} is already registered")
-        op = OpDef(name=name, forward=forward, infer=infer, vjp=vjp, inputs=tuple(inputs),
-                   attrs=dict(attrs or {}), nd=tuple(nd), np=tuple(np),
+        op = OpDef(name=name, forward=_with_kernels(forward, cpu, gpu), infer=infer, vjp=vjp,
+                   inputs=tuple(inputs), attrs=dict(attrs or {}), nd=tuple(nd), np=tuple(np),
                    variadic=variadic, needs_ctx=needs_ctx,
                    differentiable=differentiable and vjp is not None, save=save, place=place,
                    random=random, updates=dict(updates or {}),
                    visible_outputs=visible_outputs, fusion=fusion,
-                   param_shapes=param_shapes, recompute=recompute,
+                   param_shapes=param_shapes, recompute=recompute, cpu=cpu, gpu=gpu,
                    doc=doc or (forward.__doc__ or "").strip())
         REGISTRY[name] = op
         return op
 
     return register
+
+
+def _with_kernels(forward: Callable, cpu: Callable | None, gpu: Callable | None) -> Callable:
+    """``forward`` preceded by the operator's kernels (``defop``'s ``cpu=``/``gpu=``).
+
+    The dispatcher calls ``op.forward`` only, so the kernel slots cost nothing to the
+    operators without kernels; with one, the choice is made here, once per call.
+    """
+    if cpu is None and gpu is None:
+        return forward
+
+    def run(xp, *arrays, **attrs):
+        if xp is numpy:
+            kernel = cpu if cpu is not None and cpu_kernels.enabled() else None
+        else:
+            kernel = gpu
+        if kernel is not None:
+            out = kernel(xp, *arrays, **attrs)
+            if out is not None:
+                return out
+        return forward(xp, *arrays, **attrs)
+
+    run.__name__ = getattr(forward, "__name__", "forward")
+    run.__doc__ = forward.__doc__
+    run.__wrapped__ = forward  # the portable forward (the kernels' twin)
+    return run
 
 
 def get(name: str) -> OpDef:

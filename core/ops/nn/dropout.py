@@ -68,8 +68,26 @@ def _dropout_vjp(c, g):
     return (g[0] * c.outputs[1],)
 
 
+def _draw(ctx, shape, dtype):
+    """The uniform draw a mask is made of (float64 for float64 data, else float32)."""
+    return _random.get_generator(ctx).random(
+        shape, dtype=numpy.float64 if dtype == numpy.float64 else numpy.float32)
+
+
+def _dropout_kernel(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False,
+                    training=True, ctx=None):
+    """The compiled CPU path (``cpu=``): mask and product from the same draw in one pass;
+    None (before drawing) where the twin runs: no drop, a mask shared along ``axes``,
+    other dtypes, or bad attributes."""
+    if (not (training or mode == "always") or not 0 < p < 1 or mode not in ("training", "always")
+            or data.dtype not in (numpy.float32, numpy.float64)
+            or _mask_shape(data.shape, axes) != tuple(data.shape)):
+        return None
+    return _dropout_cpu(data, _draw(ctx, data.shape, data.dtype), p)
+
+
 @defop("Dropout", infer=_dropout_infer, vjp=_dropout_vjp, inputs=("data",), attrs=_ATTRS,
-       needs_ctx=True, random=True, visible_outputs=1)
+       needs_ctx=True, random=True, visible_outputs=1, cpu=_dropout_kernel)
 def _dropout(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False, training=True,
              ctx=None):
     """Drop units with probability ``p`` and scale the rest by ``1 / (1 - p)``.
@@ -84,13 +102,7 @@ def _dropout(xp, data, p=0.5, mode="training", axes=(), cudnn_off=False, trainin
     if p == 1:
         mask = xp.zeros(mshape, data.dtype)
     else:
-        gen = _random.get_generator(ctx)
-        u = gen.random(mshape, dtype=numpy.float64 if data.dtype == numpy.float64
-                       else numpy.float32)
-        if (xp is numpy and cpu_kernels.enabled() and mshape == tuple(data.shape)
-                and data.dtype in (numpy.float32, numpy.float64)):
-            return _dropout_cpu(data, u, p)
-        mask = (u >= p).astype(data.dtype)
+        mask = (_draw(ctx, mshape, data.dtype) >= p).astype(data.dtype)
         mask *= 1.0 / (1.0 - p)
     return data * mask, mask
 
