@@ -264,9 +264,11 @@ def _rnn_vjp(c, g):
     data, params, h0, c0, _ = c.inputs
     outs = c.outputs
     lstm = at["mode"] == "lstm"
+    # no product for the data's gradient when nothing needs it (an input batch)
+    need_data = c.node.parents[0] is not None
     grads = F._rnn_backward(data, params, h0, c0, c.inputs[4], outs[0], outs[-1], g[0], g[1],
-                            g[2] if lstm else None, **at)
-    return (grads[0], grads[1], grads[2] if h0 is not None else None,
+                            g[2] if lstm else None, data_grad=need_data, **at)
+    return (grads[0] if need_data else None, grads[1], grads[2] if h0 is not None else None,
             grads[3] if lstm and c0 is not None else None, None)
 
 
@@ -336,7 +338,7 @@ def _rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, ctx
 
 # --------------------------------------------------------------------------- backward
 def _backward_infer(data, parameters, state, state_cell, sequence_length, out, reserve, dout,
-                    dhy, dcy=None, **at):
+                    dhy, dcy=None, data_grad=True, **at):
     cfg = _Config(data, parameters, state, state_cell, sequence_length, at)
     states = (Aval((cfg.L * cfg.D, cfg.N, cfg.H), cfg.dtype),) * (2 if cfg.lstm else 1)
     return (Aval(data.shape, data.dtype), Aval(parameters.shape, parameters.dtype)) + states
@@ -372,10 +374,13 @@ def _weight_grads(xp, dw, gx2, xo, gh2, ho, x2, hp2, H):
 
 
 @defop("_rnn_backward", infer=_backward_infer, vjp=_no_second_order,
-       inputs=_INPUTS + ("out", "reserve", "dout", "dhy", "dcy?"), attrs=dict(_ATTRS))
+       inputs=_INPUTS + ("out", "reserve", "dout", "dhy", "dcy?"),
+       attrs=dict(_ATTRS, data_grad=True))
 def _rnn_backward(xp, data, parameters, state, state_cell, sequence_length, out, reserve, dout,
-                  dhy, dcy=None, **at):
-    """Gradients of RNN wrt (data, parameters, state[, state_cell]) in one pass."""
+                  dhy, dcy=None, data_grad=True, **at):
+    """Gradients of RNN wrt (data, parameters, state[, state_cell]) in one pass
+    (``data_grad=False``: the data's gradient is not computed and comes back as zeros, a
+    broadcast view)."""
     cfg = _config(data, parameters, state, state_cell, sequence_length, at)
     x, params, h0, c0, mask = _prepare(xp, cfg, data, parameters, state, state_cell,
                                        sequence_length)
@@ -413,16 +418,23 @@ def _rnn_backward(xp, data, parameters, state, state_cell, sequence_length, out,
             gx2 = gx.reshape(T * N, G * H)
             gh2 = gx2 if gh is gx else gh.reshape(T * N, G * H)
             _weight_grads(xp, dweights[k], gx2, xo, gh2, ho, x2, hp.reshape(T * N, H), H)
+            if layer == 0 and not data_grad:
+                continue
             wx = weights[k][0]
             part = gx2 @ (wx if xo == _cells.IDENTITY[G] else _cells.rows(xp, wx, xo, H))
             if dx is None:
                 dx = part
             else:
                 dx += part
+        if dx is None:  # layer 0, data_grad=False
+            break
         dx = dx.reshape(T, N, C)
         if layer > 0:
             dy = dx * masks[layer - 1] if cfg.drop else dx
-    ddata = dx if cfg.layout == "TNC" else xp.ascontiguousarray(dx.swapaxes(0, 1))
+    if dx is None:
+        ddata = xp.broadcast_to(xp.zeros((), cdt), tuple(data.shape))
+    else:
+        ddata = dx if cfg.layout == "TNC" else xp.ascontiguousarray(dx.swapaxes(0, 1))
     res = (ddata, dparams, dh0) + ((dc0,) if cfg.lstm else ())
     if cdt != cfg.dtype:
         res = tuple(a.astype(cfg.dtype) for a in res)
