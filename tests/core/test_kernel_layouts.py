@@ -79,15 +79,17 @@ def _layout_cases(fn, values, exact, head_shape=None, seed=None, train=True):
     dt = values[0].dtype
     rng = np.random.default_rng(3)
     head = None if head_shape is None else rng.standard_normal(head_shape).astype(dt)
-    as_head = (lambda h: None) if head is None else (lambda h: h)
-    want = _grads(fn, [nd.array(v, dtype=v.dtype) for v in values],
-                  as_head(nd.array(head, dtype=dt) if head is not None else None), train, seed)
+
+    def contiguous_head():
+        return None if head is None else nd.array(head, dtype=dt)
+
+    want = _grads(fn, [nd.array(v, dtype=v.dtype) for v in values], contiguous_head(), train,
+                  seed)
     for layout in LAYOUTS:
         for i in range(len(values)):
             arrays = [view_of(v, layout=layout) if j == i else nd.array(v, dtype=v.dtype)
                       for j, v in enumerate(values)]
-            got = _grads(fn, arrays, as_head(nd.array(head, dtype=dt) if head is not None
-                                             else None), train, seed)
+            got = _grads(fn, arrays, contiguous_head(), train, seed)
             for k, (g, w) in enumerate(zip(got, want)):
                 _same(g, w, exact, f"input {i} {layout}: result {k}")
         if head is not None:
@@ -136,7 +138,7 @@ def test_layer_norm_layouts(kernels, dtype, shape):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(dtype)
     g, b = (rng.standard_normal(shape[-1]).astype(dtype) for _ in range(2))
-    fn = nd.LayerNorm  # noqa: E731
+    fn = nd.LayerNorm
     _layout_cases(fn, [x, g, b], exact=kernels, head_shape=shape)
     # gamma and beta broadcast from one value (zero strides) and from a row of a matrix
     one = _grads(fn, [nd.array(x), nd.full((shape[-1],), 1.5, dtype=dtype),
