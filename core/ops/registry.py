@@ -71,6 +71,7 @@ class OpDef:
         "nd",
         "needs_ctx",
         "np",
+        "optional_inputs",
         "param_shapes",
         "place",
         "random",
@@ -101,7 +102,7 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
           updates: dict | None = None, visible_outputs: Callable | int | None = None,
           fusion: Fusion | FusionByAttr | None = None, param_shapes: ParamShapes | None = None,
           recompute: bool = False, cpu: Callable | None = None, gpu: Callable | None = None,
-          doc: str = ""):
+          optional_inputs: dict[str, Callable] | None = None, doc: str = ""):
     """Register an operator; used as a decorator on its ``forward(xp, *arrays, **attrs)``.
 
     Args:
@@ -151,6 +152,9 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
             where it does not apply (dtypes, layouts), and ``forward`` (the NumPy twin
             the tests compare it to) runs. Declared in the operator's own block.
         gpu: the same for GPU contexts (a CuPy kernel in place of ``forward``).
+        optional_inputs: ``{input name: needed(attrs) -> bool}`` for optional inputs
+            (``"bias?"``) that a ``core.sym`` call left without them creates as variables
+            when the attributes need them (``FullyConnected``'s bias unless ``no_bias``).
         doc: a one-line description (the generated functions' docstring).
     """
 
@@ -164,6 +168,7 @@ def defop(name: str, *, infer: Callable, vjp: Callable | None = None,
                    random=random, updates=dict(updates or {}),
                    visible_outputs=visible_outputs, fusion=fusion,
                    param_shapes=param_shapes, recompute=recompute, cpu=cpu, gpu=gpu,
+                   optional_inputs=dict(optional_inputs or {}),
                    doc=doc or (forward.__doc__ or "").strip())
         REGISTRY[name] = op
         return op

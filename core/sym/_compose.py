@@ -6,7 +6,8 @@ name or by MXNet's aliases ``data``/``lhs``/``rhs``), and adds one node:
 
 - an input left out becomes a new variable ``"<node>_<input>"`` (``fc1_weight``), as
   MXNet creates parameters; an optional input (``bias?``) only when the attributes
-  need it (``no_bias=False``, ``act_type='prelu'``, ``use_length=True``...);
+  need it (``no_bias=False``, ``act_type='prelu'``, ``use_length=True``...: the rules
+  each operator declares, ``defop``'s ``optional_inputs=``);
 - ``name=`` names the node (default ``"<operator><k>"``), ``attr=`` gives it string
   attributes;
 - an operator with a ``training`` attribute gets :data:`~core.symbol.graph.TRAIN`
@@ -32,29 +33,6 @@ from ..symbol.symbol import Symbol
 from ._base import NameManager, compose, var
 
 _MISSING = object()
-
-
-def _flag(key):
-    return lambda a: bool(a.get(key))
-
-
-# Optional inputs that MXNet creates as variables when the attributes need them.
-OPTIONAL_INPUTS = {
-    ("FullyConnected", "bias"): lambda a: not a.get("no_bias"),
-    ("Convolution", "bias"): lambda a: not a.get("no_bias"),
-    ("Deconvolution", "bias"): lambda a: not a.get("no_bias"),
-    ("LeakyReLU", "gamma"): lambda a: a.get("act_type") == "prelu",
-    ("softmax", "length"): _flag("use_length"),
-    ("log_softmax", "length"): _flag("use_length"),
-    ("RNN", "state_cell"): lambda a: a.get("mode") == "lstm",
-    ("RNN", "sequence_length"): _flag("use_sequence_length"),
-    ("SequenceMask", "sequence_length"): _flag("use_sequence_length"),
-    ("SequenceLast", "sequence_length"): _flag("use_sequence_length"),
-    ("SequenceReverse", "sequence_length"): _flag("use_sequence_length"),
-    ("CTCLoss", "data_lengths"): _flag("use_data_lengths"),
-    ("CTCLoss", "label_lengths"): _flag("use_label_lengths"),
-    ("BilinearResize2D", "like"): lambda a: a.get("mode") == "like",
-}
 
 
 def _is_input_value(x) -> bool:
@@ -111,7 +89,7 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
             if inputs[i] is not _MISSING:
                 continue
             if raw.endswith("?"):
-                rule = OPTIONAL_INPUTS.get((op.name, k))
+                rule = (op.optional_inputs or {}).get(k)
                 inputs[i] = var(f"{node_name}_{k}") if rule is not None and rule(attrs) \
                     else None
             else:

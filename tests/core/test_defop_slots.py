@@ -68,6 +68,9 @@ def test_rules_live_on_the_operators():
     assert {"relu", "Activation", "add", "BatchNorm", "_fused_elemwise"} <= cheap
     assert not any(op.random for op in map(REGISTRY.get, cheap))
     assert not hasattr(REGISTRY["add"], "kind")
+    fc = REGISTRY["FullyConnected"].optional_inputs["bias"]
+    assert fc({"no_bias": False}) and not fc({"no_bias": True})
+    assert REGISTRY["RNN"].optional_inputs["state_cell"]({"mode": "lstm"})
 
 
 @pytest.mark.parametrize("module", ["core.symbol.shape_rules"])
@@ -77,3 +80,6 @@ def test_side_tables_are_gone(module):
     from core.symbol import mirror
 
     assert not hasattr(mirror, "MIRROR_OPS")
+    from core.sym import _compose
+
+    assert not hasattr(_compose, "OPTIONAL_INPUTS")

@@ -485,7 +485,8 @@ def _prelu_params(shape, a, n_in):
 
 
 @defop("LeakyReLU", infer=_leaky_infer, vjp=_leaky_vjp, inputs=("data", "gamma?"),
-       attrs=_LEAKY_ATTRS, param_shapes=ParamShapes(_prelu_params, (1,)), recompute=True)
+       attrs=_LEAKY_ATTRS, param_shapes=ParamShapes(_prelu_params, (1,)), recompute=True,
+       optional_inputs={"gamma": lambda a: a.get("act_type") == "prelu"})
 def _leaky_relu(xp, x, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125,
                 upper_bound=0.334):
     """MXNet's LeakyReLU (leaky, prelu, elu, selu, gelu, gelu_tanh; rrelu's inference form)."""

@@ -179,7 +179,8 @@ def _conv_params(shape, a, n_in, deconv=False):
 @defop("Convolution", save="inputs",
        infer=_conv_infer, vjp=_conv_vjp, inputs=("data", "weight", "bias?"),
        attrs=_CONV_ATTRS, nd=("Convolution", "convolution"),
-       param_shapes=ParamShapes(_conv_params, (1, 2)))
+       param_shapes=ParamShapes(_conv_params, (1, 2)),
+       optional_inputs={"bias": lambda a: not a.get("no_bias")})
 def _convolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),
                  num_filter=0, num_group=1, workspace=1024, no_bias=False, cudnn_tune=None,
                  cudnn_off=False, layout=None):
@@ -323,7 +324,8 @@ def _deconv_vjp(c, g):
 @defop("Deconvolution", save="inputs", infer=_deconv_infer, vjp=_deconv_vjp,
        inputs=("data", "weight", "bias?"), attrs=_DECONV_ATTRS,
        nd=("Deconvolution", "deconvolution"),
-       param_shapes=ParamShapes(lambda s, a, n: _conv_params(s, a, n, deconv=True), (1, 2)))
+       param_shapes=ParamShapes(lambda s, a, n: _conv_params(s, a, n, deconv=True), (1, 2)),
+       optional_inputs={"bias": lambda a: not a.get("no_bias")})
 def _deconvolution(xp, data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=(),
                    adj=(), target_shape=(), num_filter=0, num_group=1, workspace=512,
                    no_bias=True, cudnn_tune=None, cudnn_off=False, layout=None):

@@ -177,6 +177,8 @@ def _ctc_lengths(shape, a, n_in):
 @defop("CTCLoss", infer=_ctc_infer, inputs=("data", "label", "data_lengths?", "label_lengths?"),
        attrs=_ATTRS, nd=("CTCLoss", "ctc_loss", "contrib.CTCLoss", "contrib.ctc_loss"),
        param_shapes=ParamShapes(_ctc_lengths),
+       optional_inputs={"data_lengths": lambda a: bool(a.get("use_data_lengths")),
+                        "label_lengths": lambda a: bool(a.get("use_label_lengths"))},
        vjp=lambda c, g: (F._ctc_loss_grad(c.inputs[0], c.inputs[1], g, c.inputs[2],
                                           c.inputs[3], **c.attrs), None, None, None))
 def _ctc_loss(xp, data, label, data_lengths=None, label_lengths=None, **at):

@@ -116,7 +116,8 @@ def _fc_params(shape, a, n_in):
 @defop("FullyConnected", save="inputs",
        infer=_fc_infer, vjp=_fc_vjp, inputs=("data", "weight", "bias?"),
        attrs={"num_hidden": None, "no_bias": False, "flatten": True},
-       nd=("FullyConnected",), param_shapes=ParamShapes(_fc_params, (1, 2)))
+       nd=("FullyConnected",), param_shapes=ParamShapes(_fc_params, (1, 2)),
+       optional_inputs={"bias": lambda a: not a.get("no_bias")})
 def _fully_connected(xp, data, weight, bias=None, num_hidden=None, no_bias=False, flatten=True):
     """``data @ weight.T + bias`` (MXNet's FullyConnected; ``weight`` is (num_hidden, in_units)).
 

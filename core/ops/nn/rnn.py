@@ -296,6 +296,8 @@ def _rnn_params(shape, a, n_in):
 
 @defop("RNN", infer=_rnn_infer, vjp=_rnn_vjp, inputs=_INPUTS, attrs=dict(_ATTRS),
        needs_ctx=True, random=True, param_shapes=ParamShapes(_rnn_params, (1, 2, 3)),
+       optional_inputs={"state_cell": lambda a: a.get("mode") == "lstm",
+                        "sequence_length": lambda a: bool(a.get("use_sequence_length"))},
        visible_outputs=lambda at: ((3 if at.get("mode") == "lstm" else 2)
                                    if at.get("state_outputs") else 1))
 def _rnn(xp, data, parameters, state, state_cell=None, sequence_length=None, ctx=None, **at):

@@ -301,7 +301,8 @@ def _br_vjp(c, g):
 @defop("BilinearResize2D", infer=_br_infer, vjp=_br_vjp, save=False, inputs=("data", "like?"),
        attrs={"height": 1, "width": 1, "scale_height": None, "scale_width": None,
               "mode": "size", "align_corners": True},
-       nd=("contrib.BilinearResize2D", "BilinearResize2D"))
+       nd=("contrib.BilinearResize2D", "BilinearResize2D"),
+       optional_inputs={"like": lambda a: a.get("mode") == "like"})
 def _bilinear_resize(xp, x, like=None, **attrs):
     """Bilinear resize of NCHW images (MXNet's contrib.BilinearResize2D; align_corners by
     default, half-pixel centres with ``align_corners=False``)."""

@@ -82,11 +82,13 @@ def _length_shape(shape, a, n_in):
 
 
 _LENGTH_SHAPE = ParamShapes(_length_shape)
+# A Symbol call creates the sequence_length variable when use_sequence_length is set.
+_LENGTH_INPUT = {"sequence_length": lambda a: bool(a.get("use_sequence_length"))}
 
 
 @defop("SequenceMask", infer=_mask_infer, vjp=_mask_vjp, inputs=("data", "sequence_length?"),
        attrs={"use_sequence_length": False, "value": 0.0, "axis": 0}, nd=("SequenceMask",),
-       param_shapes=_LENGTH_SHAPE)
+       param_shapes=_LENGTH_SHAPE, optional_inputs=_LENGTH_INPUT)
 def _sequence_mask(xp, data, sequence_length=None, use_sequence_length=False, value=0.0,
                    axis=0):
     """Set the steps beyond each sequence's length to ``value``."""
@@ -130,7 +132,8 @@ def _last_vjp(c, g):
 
 
 @defop("SequenceLast", infer=_last_infer, vjp=_last_vjp, inputs=("data", "sequence_length?"),
-       attrs=dict(_ATTRS), nd=("SequenceLast",), param_shapes=_LENGTH_SHAPE)
+       attrs=dict(_ATTRS), nd=("SequenceLast",), param_shapes=_LENGTH_SHAPE,
+       optional_inputs=_LENGTH_INPUT)
 def _sequence_last(xp, data, sequence_length=None, use_sequence_length=False, axis=0):
     """The last step of each sequence (step ``length - 1``, or the final step)."""
     ax, _ = _check("SequenceLast", Aval(data.shape, data.dtype),
@@ -160,7 +163,7 @@ def _reverse_vjp(c, g):
 
 @defop("SequenceReverse", infer=_reverse_infer, vjp=_reverse_vjp,
        inputs=("data", "sequence_length?"), attrs=dict(_ATTRS), nd=("SequenceReverse",),
-       param_shapes=_LENGTH_SHAPE)
+       param_shapes=_LENGTH_SHAPE, optional_inputs=_LENGTH_INPUT)
 def _sequence_reverse(xp, data, sequence_length=None, use_sequence_length=False, axis=0):
     """Reverse the first ``length`` steps of each sequence; later steps stay in place."""
     ax, _ = _check("SequenceReverse", Aval(data.shape, data.dtype),

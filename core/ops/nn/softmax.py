@@ -143,8 +143,12 @@ def _log_softmax_vjp(c, g):
 _SM_ATTRS = {"axis": -1, "temperature": None, "dtype": None, "use_length": False}
 
 
+# A Symbol call creates the length variable when use_length is set.
+_LENGTH_INPUT = {"length": lambda a: bool(a.get("use_length"))}
+
+
 @defop("softmax", infer=_sm_infer_for("softmax"), vjp=_softmax_vjp, inputs=("data", "length?"),
-       attrs=_SM_ATTRS, nd=("softmax",))
+       attrs=_SM_ATTRS, nd=("softmax",), optional_inputs=_LENGTH_INPUT)
 def _softmax(xp, data, length=None, **attrs):
     """exp(x) / sum(exp(x)) along ``axis`` (``x / temperature`` when given); with
     ``use_length``, only the first ``length`` positions along ``axis`` take part.
@@ -158,7 +162,8 @@ def _softmax(xp, data, length=None, **attrs):
 
 
 @defop("log_softmax", infer=_sm_infer_for("log_softmax"), vjp=_log_softmax_vjp,
-       inputs=("data", "length?"), attrs=_SM_ATTRS, nd=("log_softmax",))
+       inputs=("data", "length?"), attrs=_SM_ATTRS, nd=("log_softmax",),
+       optional_inputs=_LENGTH_INPUT)
 def _log_softmax(xp, data, length=None, **attrs):
     """log(softmax(x)) along ``axis``, computed as x - max - log(sum(exp(x - max))).
 
