@@ -43,7 +43,8 @@ import math
 
 import numpy
 
-from .. import cuda
+from .. import cpu_kernels, cuda
+from . import fused_cpu
 from .fusible import Fusion, FusionByAttr
 from .registry import REGISTRY, Aval, defop
 
@@ -290,7 +291,37 @@ def _cpu_plan(program, outputs, in_avals):
 _PLANS: dict = {}
 
 
+@functools.lru_cache(maxsize=512)
+def _kernel_plan(program, outputs, in_avals):
+    """``(steps, loops, out avals, out steps)`` for ``fused_cpu.run``, or None when a step
+    is not a plain ufunc (a recipe or a cast)."""
+    steps = _steps(program)
+    vals = _step_avals(program, [Aval(s, d) for s, d in in_avals])
+    ins = [Aval(s, d) for s, d in in_avals]
+    plain, loops = [], []
+    for name, args, attrs in steps:
+        kind = _fusion(name, attrs)
+        if kind is None or kind.ufunc is None or kind.casts:
+            return None
+        full = (*args, *kind.extra)
+        try:
+            loops.append(_loop(kind, [_resolve(a, ins, vals) for a in args], None))
+        except (TypeError, ValueError):
+            return None
+        plain.append((kind.ufunc, tuple(tuple(a) if isinstance(a, (tuple, list)) else a
+                                        for a in full)))
+    outs = _out_steps(outputs, len(steps))
+    return tuple(plain), tuple(loops), tuple(vals[o] for o in outs), outs
+
+
 def _run_cpu(xp, arrays, program, outputs):
+    if cpu_kernels.enabled() and all(type(a) is numpy.ndarray for a in arrays):
+        in_avals = tuple((a.shape, a.dtype) for a in arrays)
+        plan = _kernel_plan(program, outputs, in_avals)
+        if plan is not None:
+            res = fused_cpu.run(arrays, *plan)
+            if res is not None:  # one compiled pass (fused_cpu.py)
+                return res[0] if isinstance(outputs, int) else tuple(res)
     in_avals = tuple((a.shape, a.dtype) for a in arrays)
     key = (id(program), outputs, in_avals)
     hit = _PLANS.get(key)
