@@ -3,7 +3,11 @@
 Every operator is declared once with :func:`defop`: a ``forward`` written against
 the array module ``xp``, a pure ``infer`` rule for shapes and dtypes, a VJP rule
 written with core operators (so gradients are themselves differentiable), and its
-public names in ``core.nd`` (MXNet 1.x) and ``core.np`` (NumPy).
+public names in ``core.nd`` (MXNet 1.x) and ``core.np`` (NumPy); and, in the same
+block, whatever else graph mode and the kernels need of it: its fused form
+(``fusion=``), parameter-shape rule (``param_shapes=``), optional inputs a Symbol call
+creates (``optional_inputs=``), whether it may be recomputed (``recompute=``), and its
+CPU/GPU kernels (``cpu=``/``gpu=``).
 
 The registry is split by job:
 
@@ -15,8 +19,8 @@ The registry is split by job:
 - ``core.ops.namespace``: argument binding and the generated ``core.nd``/``core.np``
   functions, and ``F`` (operators by name, for VJP rules).
 
-``F`` is re-exported here so operator modules import what they declare from one
-place (``from .registry import Aval, F, defop``).
+``F`` is re-exported here, so an operator module takes what it declares operators
+with from one import (``from .registry import Aval, F, defop``).
 """
 from __future__ import annotations
 
