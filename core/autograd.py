@@ -130,7 +130,7 @@ class VjpContext:
         return self.outputs[0]
 
 
-def _no_delivery(i, g) -> bool:
+def _no_delivery(i, g, owned: bool = False) -> bool:
     return False
 
 

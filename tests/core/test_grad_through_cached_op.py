@@ -1,15 +1,9 @@
 """autograd.grad (not backward) through a hybridized block's CachedOp."""
 import numpy as np
-import pytest
 
 from core import autograd, nd
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "core/autograd.py: the default VjpContext.deliver, _no_delivery(i, g), takes two "
-    "arguments but core/symbol/cached_op.py's sink calls c.deliver(i, grad, owned) with "
-    "three, so autograd.grad through a CachedOp raises TypeError (kbackend's train step "
-    "and tests/kbackend/test_distribution_multiprocess.py fail on it)"))
 def test_grad_of_hybridized_block_parameters():
     from gluon import nn
 

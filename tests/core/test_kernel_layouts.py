@@ -453,8 +453,6 @@ def test_elementwise_out_aliasing(kernels, name):
     _out_aliasing(fn, np.random.default_rng(15).standard_normal((4, 6)).astype("float32"))
 
 
-@pytest.mark.xfail(strict=True, reason="core/ops/nn/softmax.py: nd.softmin and "
-                   "nd.SoftmaxActivation take no out= (MXNet's do; every generated function does)")
 @pytest.mark.parametrize("name", ["softmin", "SoftmaxActivation"])
 def test_softmax_relatives_take_out(name):
     fn = getattr(nd, name)

@@ -18,6 +18,7 @@ import numpy
 from ...dtypes import as_dtype, is_float
 from ..infer import fmt, norm_axis, require_float
 from ..registry import Aval, F, defop
+from .norm import with_out
 
 _F32 = numpy.dtype(numpy.float32)
 
@@ -192,35 +193,35 @@ def _length_mask(xp, data, length, axis=-1, dtype="float32"):
 
 
 # --------------------------------------------------------------- public functions
-def softmin(data, length=None, axis=-1, temperature=None, dtype=None, use_length=False):
-    """MXNet's ``softmin``: softmax of ``-data`` along ``axis``.
+def softmin(data, length=None, axis=-1, temperature=None, dtype=None, use_length=False,
+            out=None):
+    """MXNet's ``softmin``: softmax of ``-data`` along ``axis`` (into ``out`` when given).
 
     Example:
         >>> from core import nd
         >>> nd.softmin(nd.array([0.0, 0.0])).asnumpy().tolist()
         [0.5, 0.5]
     """
-    return F.softmax(-data, length, axis=axis, temperature=temperature, dtype=dtype,
-                     use_length=use_length)
+    return with_out("softmin", F.softmax(-data, length, axis=axis, temperature=temperature,
+                                         dtype=dtype, use_length=use_length), out)
 
 
-def SoftmaxActivation(data, mode="instance"):
+def SoftmaxActivation(data, mode="instance", out=None):
     """MXNet's ``SoftmaxActivation``: softmax over every axis but the first
-    (``mode='instance'``) or over axis 1 (``mode='channel'``).
+    (``mode='instance'``) or over axis 1 (``mode='channel'``); into ``out`` when given.
 
     Example:
         >>> from core import nd
         >>> nd.SoftmaxActivation(nd.zeros((1, 2, 2))).asnumpy().tolist()
         [[[0.25, 0.25], [0.25, 0.25]]]
     """
-    if mode == "channel":
-        return F.softmax(data, axis=1)
-    if mode != "instance":
+    if mode not in ("channel", "instance"):
         raise ValueError(f"SoftmaxActivation: mode must be 'instance' or 'channel', got {mode!r}")
-    if data.ndim == 2:
-        return F.softmax(data, axis=1)
+    if mode == "channel" or data.ndim == 2:
+        return with_out("SoftmaxActivation", F.softmax(data, axis=1), out)
     flat = F.reshape(data, newshape=(data.shape[0], -1), mx_codes=False)
-    return F.reshape(F.softmax(flat, axis=1), newshape=data.shape, mx_codes=False)
+    res = F.reshape(F.softmax(flat, axis=1), newshape=data.shape, mx_codes=False)
+    return with_out("SoftmaxActivation", res, out)
 
 
 NAMESPACE_OVERRIDES = {"nd": {"softmin": softmin, "SoftmaxActivation": SoftmaxActivation}}
