@@ -28,7 +28,7 @@ import math
 
 import numpy
 
-from ... import autograd, cuda
+from ... import cuda, tape
 from ... import random as _random
 from ...dtypes import is_float
 from ..abstract import is_tracing
@@ -547,7 +547,7 @@ def LeakyReLU(data=None, gamma=None, act_type="leaky", slope=0.25, lower_bound=0
 
         res, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound,
                                          "training": TRAIN})
-    elif act_type == "rrelu" and autograd.is_training():
+    elif act_type == "rrelu" and tape.is_training():
         res, _ = invoke(_rrelu, [data], {"lower_bound": lower_bound, "upper_bound": upper_bound,
                                          "training": True})
     else:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy
 
-from ... import autograd as _ag
+from ... import tape as _tape
 from ...ndarray import NDArray, Placeholder, array
 from ..abstract import is_tracing
 from ..dispatch import invoke
@@ -291,7 +291,7 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
              "use_global_stats": use_global_stats, "output_mean_var": output_mean_var,
              "axis": axis, "cudnn_off": cudnn_off, "min_calib_range": min_calib_range,
              "max_calib_range": max_calib_range}), out)
-    if _ag.is_training() and not use_global_stats:
+    if _tape.is_training() and not use_global_stats:
         for label, arr in (("moving_mean", moving_mean), ("moving_var", moving_var)):
             if not isinstance(arr, NDArray):
                 raise TypeError(f"BatchNorm: {label} must be an NDArray (it is updated in "
@@ -301,21 +301,21 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
              _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
         res, mean, var = F._batch_norm_train(x, gamma, beta, eps=eps, fix_gamma=fix_gamma,
                                              axis=axis)
-        with _ag.pause(_ag.is_training()):
+        with _tape.pause(_tape.is_training()):
             _update_moving(moving_mean, mean, momentum)
             _update_moving(moving_var, var, momentum)
         if output_mean_var:
             return with_out("BatchNorm", (res, mean, F.rsqrt(var + eps)), out)
         return with_out("BatchNorm", res, out)
     mm, mv = moving_mean, moving_var
-    if _ag.is_recording() and isinstance(mm, NDArray) and isinstance(mv, NDArray):
+    if _tape.is_recording() and isinstance(mm, NDArray) and isinstance(mv, NDArray):
         # Snapshots (C values each): a later training call of the same layer in this
         # graph updates the moving statistics in place, which backward must not see.
         mm, mv = mm.detach().copy(), mv.detach().copy()
     res = F._batch_norm_infer(data, gamma, beta, mm, mv, eps=eps, fix_gamma=fix_gamma,
                               axis=axis)
     if output_mean_var:
-        with _ag.pause(_ag.is_training()):
+        with _tape.pause(_tape.is_training()):
             res = (res, F.copy(moving_mean), F.rsqrt(moving_var + eps))
     return with_out("BatchNorm", res, out)
 
