@@ -13,6 +13,7 @@ import math
 import numpy
 
 from ..dtypes import ML_FLOATS, as_dtype, is_float
+from . import reduce_kernels
 from .infer import norm_axes, norm_axis, reduced_shape, require_float, ufunc_dtype
 from .registry import Aval, F, defop
 
@@ -225,7 +226,14 @@ def _prod_vjp(c, g):
     return (_spread(c, g, axes) * d,)
 
 
-_reduction("sum", _by("sum"), _sum_dtype, _sum_vjp, nd=("sum", "sum_axis"), save=False,
+def _sum_compute(xp, x, axes, kd, dt):
+    fast = reduce_kernels.sum_around(xp, x, axes, dt)
+    if fast is None:
+        return _acc(xp, "sum", x, dt, axis=axes, keepdims=kd)
+    return fast.reshape(reduced_shape(x.shape, axes, True)) if kd else fast
+
+
+_reduction("sum", _sum_compute, _sum_dtype, _sum_vjp, nd=("sum", "sum_axis"), save=False,
            doc="Sum over ``axis`` (every axis by default).")
 _reduction("mean", _by("mean"), _mean_dtype, _mean_vjp, scalar_ok=False, save=False,
            doc="Arithmetic mean over ``axis``; integers give float64.")
