@@ -55,7 +55,9 @@ _NB = {numpy.dtype("bool"): "numba.boolean", **{d: f"numba.{n}" for d, n in _TYP
                                                 if n != "bool"}}
 
 _lock = threading.Lock()
-_kernels: dict = {}
+_kernels: dict = {}  # by the hash of the source
+_by_program: dict = {}  # by (steps, loops, input kinds, outputs): the kernel or None
+_UNSEEN = object()
 
 
 def _cache_dir() -> str:
@@ -163,19 +165,19 @@ def run(arrays, steps, loops, out_avals, outs):
             flat.append(a)
         else:
             return None
-    src = source(steps, loops, kinds, outs)
-    if src is None:
+    key = (steps, loops, tuple(kinds), tuple(outs))
+    k = _by_program.get(key, _UNSEEN)
+    if k is _UNSEEN:
+        src = source(steps, loops, kinds, outs)
+        k = _by_program[key] = None if src is None else _load(src)
+    if k is None:
         return None
     results = [numpy.empty(a.shape, a.dtype) for a in out_avals]
-    n = results[0].size
     try:
-        k = _load(src)
-        if k is None:  # failed before
-            return None
-        k(n, *flat, *[r.reshape(-1) for r in results])
+        k(results[0].size, *flat, *[r.reshape(-1) for r in results])
     except Exception as e:  # noqa: BLE001 - a kernel that cannot compile: the ufuncs run
         warnings.warn(f"core.ops.fused_cpu: the kernel of a fused program failed "
                       f"({type(e).__name__}: {e}); running its NumPy passes", stacklevel=2)
-        _kernels[hashlib.sha256(src.encode()).hexdigest()[:24]] = None
+        _by_program[key] = None
         return None
     return results

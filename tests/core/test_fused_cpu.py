@@ -91,6 +91,7 @@ def test_integer_and_mixed_dtypes_promote_as_numpy():
 def test_a_program_is_compiled_once_and_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("KBACKEND_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(fused_cpu, "_kernels", {})
+    monkeypatch.setattr(fused_cpu, "_by_program", {})
     xs = _inputs("float32", np.random.default_rng(2), n=2)
     prog = (("subtract", (I0, I1)), ("multiply", (("step", 0), 0.25)))
     _both(xs, prog, 1)
