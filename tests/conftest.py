@@ -24,6 +24,12 @@ os.environ["KERAS_BACKEND"] = "kbackend"
 os.environ["KERAS_HOME"] = tempfile.mkdtemp(prefix="kbackend-keras-home-")
 atexit.register(shutil.rmtree, os.environ["KERAS_HOME"], ignore_errors=True)
 import kbackend  # noqa: E402,F401  (registers the backend even without kbackend_hook.pth)
+import core  # noqa: E402
+
+# Kernels that equal their twins bit for bit run the twins while numba starts in the
+# background (core.cpu_kernels.ready); the tests that compare kernels with twins need
+# the kernels from the first call (tests/core/test_numba_start.py tests the start itself).
+core.cpu_kernels.wait_ready()
 
 try:  # CI machines are small and shared: no per-example deadline for hypothesis.
     from hypothesis import settings as _hyp_settings

@@ -315,7 +315,7 @@ def _kernel_plan(program, outputs, in_avals):
 
 
 def _run_cpu(xp, arrays, program, outputs):
-    if cpu_kernels.enabled() and all(type(a) is numpy.ndarray for a in arrays):
+    if cpu_kernels.ready() and all(type(a) is numpy.ndarray for a in arrays):
         in_avals = tuple((a.shape, a.dtype) for a in arrays)
         plan = _kernel_plan(program, outputs, in_avals)
         if plan is not None:

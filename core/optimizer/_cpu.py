@@ -42,11 +42,16 @@ PARALLEL_MIN = 1 << 22
 _DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 
 
-def takes(w, g, states) -> bool:
+def takes(w, g, states, exact: bool = True) -> bool:
     """Whether the kernels take these raw arrays: NumPy, float32 or float64 alike, the
     weight and states C-contiguous (they are written through flat views), the gradient
-    of the weight's shape (any layout: it is made contiguous); and kernels are on."""
-    if not (type(w) is numpy.ndarray and type(g) is numpy.ndarray and cpu_kernels.enabled()):
+    of the weight's shape (any layout: it is made contiguous); and kernels are on.
+
+    ``exact``: the rule's kernels equal its twin bit for bit, so the twin runs while
+    numba starts in the background (``cpu_kernels.ready``); LAMB's do not (False: wait)."""
+    if not (type(w) is numpy.ndarray and type(g) is numpy.ndarray):
+        return False
+    if not (cpu_kernels.ready() if exact else cpu_kernels.enabled()):
         return False
     dt = w.dtype
     if dt not in _DTYPES or g.dtype != dt or g.shape != w.shape or not w.flags.c_contiguous:

@@ -107,7 +107,7 @@ class LAMB(AdamBase):
         c1 = 1.0 / (1.0 - self.beta1 ** t) if self.bias_correction else 1.0
         c2 = 1.0 / (1.0 - self.beta2 ** t) if self.bias_correction else 1.0
         m, v = state
-        if _cpu.takes(w, g, (m, v)):
+        if _cpu.takes(w, g, (m, v), exact=False):
             _cpu.lamb(w, g, m, v, lr, wd, self.beta1, self.beta2, self.epsilon, c1, c2,
                       self.rescale_grad, self._clip(), self.lower_bound, self.upper_bound)
             return
