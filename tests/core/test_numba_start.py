@@ -71,3 +71,17 @@ def test_wait_ready_and_ready_in_this_process():
     assert cpu_kernels.ready() is True
     with cpu_kernels.disabled():
         assert cpu_kernels.ready() is False  # the twins run
+
+
+@pytest.mark.parametrize(("given", "want"), [(None, "0"), ("5000", "5000")])
+def test_openmp_teams_do_not_spin_unless_the_user_says_so(given, want):
+    """numba's OpenMP team sleeps after a parallel region (GOMP_SPINCOUNT=0, set before
+    numba loads the OpenMP runtime), so it leaves the cores to BLAS's threads."""
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    if given is not None:
+        env["GOMP_SPINCOUNT"] = given
+    code = ("import os, core; core.cpu_kernels.wait_ready(); "
+            "print(os.environ.get('GOMP_SPINCOUNT'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300, check=True)
+    assert out.stdout.strip().splitlines()[-1] == want
