@@ -1,5 +1,6 @@
-"""numba starts in the background (core.cpu_kernels.ready): the first training steps run
-the kernels' bit-identical twins meanwhile, so results do not depend on when it is up."""
+"""numba's start (core.cpu_kernels.ready): with KBACKEND_NUMBA_BACKGROUND=1 the first
+training steps run the kernels' bit-identical twins while it starts in the background,
+so results do not depend on when it is up."""
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ import json, sys, time
 import numpy as np
 from core import autograd, cpu_kernels, nd
 from gluon import Trainer, nn
-first_ready = cpu_kernels.ready()  # starts numba in the background (or, with =0, now)
+first_ready = cpu_kernels.ready()  # starts numba in the background (=1), or now
 net = nn.HybridSequential()
 net.add(nn.Dense(32, activation="relu", in_units=16), nn.Dense(4, in_units=32))
 net.initialize()
