@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy
+
 from . import cpu_kernels
 
 # Below this many elements a pass runs whole (the split costs more than it saves).
@@ -67,16 +69,10 @@ def _mark_worker() -> None:
     _inside.worker = True
 
 
-def worth_splitting(elements: int, length: int) -> bool:
-    """Whether a pass over ``elements`` values, splittable into ``length`` parts along its
-    leading axis, should be split (large enough, more than one thread, not nested)."""
-    return (elements >= MIN_ELEMENTS and length > 1 and threads() > 1
-            and not getattr(_inside, "worker", False))
-
-
 def run_chunks(length: int, fn: Callable[[int, int], object], elements: int | None = None) -> None:
     """Run ``fn(lo, hi)`` over ``range(length)`` cut into one contiguous chunk per thread
-    (or whole, as ``fn(0, length)``, when :func:`worth_splitting` says no).
+    (or whole, as ``fn(0, length)``: with one thread or item, inside a worker, or for a
+    pass of fewer than ``MIN_ELEMENTS`` values).
 
     Args:
         length: the extent of the axis the pass is split along.
@@ -107,12 +103,13 @@ def run_chunks(length: int, fn: Callable[[int, int], object], elements: int | No
 
 
 def copy(dst, src) -> None:
-    """``dst[...] = src`` (same shape; any strides), split over the leading axis."""
-    if dst.ndim == 0 or not worth_splitting(dst.size, dst.shape[0]):
+    """``dst[...] = src`` (same shape; any strides), split over the leading axis when
+    ``dst`` is a large NumPy array (other array modules copy as they do)."""
+    if type(dst) is not numpy.ndarray or dst.ndim == 0:
         dst[...] = src
         return
 
     def part(lo, hi):
         dst[lo:hi] = src[lo:hi]
 
-    run_chunks(dst.shape[0], part)
+    run_chunks(dst.shape[0], part, elements=dst.size)

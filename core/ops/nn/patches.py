@@ -104,20 +104,12 @@ def _names(geo):
     return [f"k{i}" for i in range(geo.nsp)], [f"o{i}" for i in range(geo.nsp)]
 
 
-def _copy(xp, dst, src):
-    """``dst[...] = src``; on CPU split over the threads (``core.cpu_parallel``)."""
-    if xp is numpy:
-        cpu_parallel.copy(dst, src)
-    else:
-        dst[...] = src
-
-
 def cols(xp, a, geo, order, slot=None, where=None):
     """The patches of the prepared input ``a`` copied into a contiguous array (into
     scratch ``slot`` when given)."""
     v = window_view(xp, a, geo, order, where)
     out = xp.empty(v.shape, v.dtype) if slot is None else scratch(xp, slot, v.shape, v.dtype)
-    _copy(xp, out, v)
+    cpu_parallel.copy(out, v)
     return out
 
 
@@ -142,7 +134,7 @@ def _mm(xp, a, b, slot):
 def _fresh(xp, a):
     """A C-contiguous array that is not scratch (a copy)."""
     out = xp.empty(a.shape, a.dtype)
-    _copy(xp, out, a)
+    cpu_parallel.copy(out, a)
     return out
 
 
@@ -195,7 +187,7 @@ def _prepare_copy(xp, x, geo, minor):
         dst[first + i], src[first + i] = slice(lo, lo + m), slice(0, m)
     if partial:
         buf.fill(0)
-    _copy(xp, buf[tuple(dst)], xt[tuple(src)])
+    cpu_parallel.copy(buf[tuple(dst)], xt[tuple(src)])
     return buf
 
 
@@ -233,14 +225,14 @@ def _gy_mat(xp, gy, geo, minor):
     if minor:
         out = scratch(xp, "gy", (g, fg, op, n), gy.dtype)
         if geo.cl:  # (n, *o, g, fg) -> (g, fg, *o, n)
-            _copy(xp, out, gy.reshape((n, op, g, fg)).transpose(2, 3, 1, 0))
+            cpu_parallel.copy(out, gy.reshape((n, op, g, fg)).transpose(2, 3, 1, 0))
         else:  # (n, g, fg, *o) -> (g, fg, *o, n)
-            _copy(xp, out, gy.reshape((n, g, fg, op)).transpose(1, 2, 3, 0))
+            cpu_parallel.copy(out, gy.reshape((n, g, fg, op)).transpose(1, 2, 3, 0))
         return out.reshape(g, fg, op * n)
     if geo.cl:
         return gy.reshape(n * op, g, fg).transpose(1, 2, 0)
     out = scratch(xp, "gy", (g, fg, n, op), gy.dtype)
-    _copy(xp, out, gy.reshape(n, g, fg, op).transpose(1, 2, 0, 3))
+    cpu_parallel.copy(out, gy.reshape(n, g, fg, op).transpose(1, 2, 0, 3))
     return out.reshape(g, fg, n * op)
 
 
@@ -350,7 +342,7 @@ def _uncrop(xp, buf, geo, first, perm):
     if whole:
         return _fresh(xp, part)
     out = xp.zeros(geo.data_shape, buf.dtype)
-    _copy(xp, out[tuple(slice(0, s) for s in part.shape)], part)
+    cpu_parallel.copy(out[tuple(slice(0, s) for s in part.shape)], part)
     return out
 
 
