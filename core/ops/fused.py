@@ -315,14 +315,13 @@ def _kernel_plan(program, outputs, in_avals):
 
 
 def _run_cpu(xp, arrays, program, outputs):
+    in_avals = tuple((a.shape, a.dtype) for a in arrays)
     if cpu_kernels.ready() and all(type(a) is numpy.ndarray for a in arrays):
-        in_avals = tuple((a.shape, a.dtype) for a in arrays)
         plan = _kernel_plan(program, outputs, in_avals)
         if plan is not None:
             res = fused_cpu.run(arrays, *plan)
             if res is not None:  # one compiled pass (fused_cpu.py)
                 return res[0] if isinstance(outputs, int) else tuple(res)
-    in_avals = tuple((a.shape, a.dtype) for a in arrays)
     key = (id(program), outputs, in_avals)
     hit = _PLANS.get(key)
     if hit is None or hit[0] is not program:
