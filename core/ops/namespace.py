@@ -90,7 +90,7 @@ def _call_generic(op: OpDef, args, kwargs):
         attrs[k] = v
     res = invoke(op, inputs, attrs, ctx)
     if out is not None:
-        return _write_out(op, out, res)
+        return write_out(op.name, out, res)
     return res
 
 
@@ -98,11 +98,13 @@ def _optional_input(op, name):
     return name.endswith("?")
 
 
-def _write_out(op, out, res):
+def write_out(name: str, out, res):
+    """Write the result ``res`` into the ``out=`` NDArray of function ``name`` (checked:
+    an NDArray of the result's shape) and return ``out``."""
     if not isinstance(out, NDArray):
-        raise TypeError(f"{op.name}: out= must be an NDArray, got {type(out).__name__}")
+        raise TypeError(f"{name}: out= must be an NDArray, got {type(out).__name__}")
     if tuple(out.shape) != tuple(res.shape):
-        raise ValueError(f"{op.name}: out= has shape {tuple(out.shape)} but the result "
+        raise ValueError(f"{name}: out= has shape {tuple(out.shape)} but the result "
                          f"has shape {tuple(res.shape)}")
     out[...] = res
     return out

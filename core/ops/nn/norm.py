@@ -21,8 +21,8 @@ import math
 from functools import lru_cache
 
 from ...dtypes import bfloat16, float16, float32
-from ...ndarray import NDArray
 from ..infer import norm_axis, require_float
+from ..namespace import write_out
 from ..param_shapes import ParamShapes, axis_position
 from ..registry import Aval, F, defop
 from . import norm_kernels
@@ -466,12 +466,7 @@ def with_out(name: str, res, out):
     if len(outs) > len(results):
         raise ValueError(f"{name}: out= has {len(outs)} arrays for {len(results)} results")
     for o, r in zip(outs, results):
-        if not isinstance(o, NDArray):
-            raise TypeError(f"{name}: out= must be an NDArray, got {type(o).__name__}")
-        if tuple(o.shape) != tuple(r.shape):
-            raise ValueError(f"{name}: out= has shape {tuple(o.shape)} but the result has "
-                             f"shape {tuple(r.shape)}")
-        o[...] = r
+        write_out(name, o, r)
     written = outs + results[len(outs):]
     return written if many else written[0]
 
