@@ -110,6 +110,31 @@ def write_out(name: str, out, res):
     return out
 
 
+def with_out(name: str, res, out):
+    """``res`` written into ``out=``, as the generated functions do (the results are
+    computed before the write, so ``out`` may be an input: ``out=data``).
+
+    Args:
+        name: the function's name, for errors.
+        res: the result, an NDArray or a tuple of them.
+        out: None, an NDArray for the first result, or a sequence with one per result.
+
+    Returns:
+        ``res`` with the written ``out`` arrays in place of their results.
+    """
+    if out is None:
+        return res
+    many = isinstance(res, tuple)
+    results = res if many else (res,)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if len(outs) > len(results):
+        raise ValueError(f"{name}: out= has {len(outs)} arrays for {len(results)} results")
+    for o, r in zip(outs, results):
+        write_out(name, o, r)
+    written = outs + results[len(outs):]
+    return written if many else written[0]
+
+
 def make_function(op: OpDef, public_name: str, defaults: dict | None = None) -> Callable:
     """A generated public function for ``op`` (used by ``core.nd`` and ``core.np``).
 

@@ -34,9 +34,10 @@ from ... import tape as _tape
 from ...ndarray import NDArray, Placeholder, array
 from ..abstract import is_tracing
 from ..dispatch import invoke
+from ..namespace import with_out
 from ..param_shapes import ParamShapes, axis_position
 from ..registry import Aval, F, defop
-from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats, with_out
+from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats
 
 # The smallest eps a backend's batch-norm kernel accepts, by array module (none today:
 # the NumPy kernels here take any eps). cuDNN's CUDNN_BN_MIN_EPSILON is 1e-5.

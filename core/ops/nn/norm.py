@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from ...dtypes import bfloat16, float16, float32
 from ..infer import norm_axis, require_float
-from ..namespace import write_out
+from ..namespace import with_out
 from ..param_shapes import ParamShapes, axis_position
 from ..registry import Aval, F, defop
 from . import norm_kernels
@@ -444,31 +444,6 @@ def _group_norm(xp, data, gamma, beta, num_groups=1, eps=1e-5):
 
 def _as_dtype(a, dt):
     return a if a.dtype == dt else F.cast(a, dtype=dt)
-
-
-def with_out(name: str, res, out):
-    """``res`` written into ``out=``, as the generated functions do (the results are
-    computed before the write, so ``out`` may be an input: ``out=data``).
-
-    Args:
-        name: the function's name, for errors.
-        res: the result, an NDArray or a tuple of them.
-        out: None, an NDArray for the first result, or a sequence with one per result.
-
-    Returns:
-        ``res`` with the written ``out`` arrays in place of their results.
-    """
-    if out is None:
-        return res
-    many = isinstance(res, tuple)
-    results = res if many else (res,)
-    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    if len(outs) > len(results):
-        raise ValueError(f"{name}: out= has {len(outs)} arrays for {len(results)} results")
-    for o, r in zip(outs, results):
-        write_out(name, o, r)
-    written = outs + results[len(outs):]
-    return written if many else written[0]
 
 
 def LayerNorm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False, name=None,

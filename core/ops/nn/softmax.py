@@ -17,8 +17,8 @@ import numpy
 
 from ...dtypes import as_dtype, is_float
 from ..infer import fmt, norm_axis, require_float
+from ..namespace import with_out
 from ..registry import Aval, F, defop
-from .norm import with_out
 
 _F32 = numpy.dtype(numpy.float32)
 
