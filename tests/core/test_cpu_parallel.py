@@ -71,6 +71,18 @@ def test_copy_matches_numpy(split_everything, make):
     np.testing.assert_array_equal(dst, src)
 
 
+def _assert_split_equals_unsplit(monkeypatch, step):
+    """``step()`` on one thread, then with every pass split over 3 threads: the returned
+    arrays bit-identical."""
+    monkeypatch.setattr(cpu_kernels, "num_threads", lambda: 1)
+    whole = step()
+    monkeypatch.setattr(cpu_parallel, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(cpu_kernels, "num_threads", lambda: 3)
+    split = step()
+    for a, b in zip(whole, split, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 CONVS = [
     dict(shape=(4, 3, 12, 12), kernel=(3, 3), num_filter=5, pad=(1, 1), stride=(1, 1)),
     dict(shape=(5, 4, 9, 10), kernel=(5, 5), num_filter=6, pad=(0, 0), stride=(1, 1)),
@@ -107,13 +119,7 @@ def _conv_step(kw):
 def test_convolution_split_equals_unsplit(monkeypatch, kw):
     """im2col copies, the output gradient's reorder and col2im's scatter-adds split over
     threads: forward and every gradient bit-identical to the one-thread run."""
-    monkeypatch.setattr(cpu_kernels, "num_threads", lambda: 1)
-    whole = _conv_step(kw)
-    monkeypatch.setattr(cpu_parallel, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(cpu_kernels, "num_threads", lambda: 3)
-    split = _conv_step(kw)
-    for a, b in zip(whole, split):
-        np.testing.assert_array_equal(a, b)
+    _assert_split_equals_unsplit(monkeypatch, lambda: _conv_step(kw))
 
 
 POOLS = [
@@ -147,10 +153,4 @@ def _pool_step(kw):
 def test_pooling_split_equals_unsplit(monkeypatch, kw):
     """Pooling, its gradients (route/spread) and max pooling's second order (gather),
     split over the samples: bit-identical to the one-thread run."""
-    monkeypatch.setattr(cpu_kernels, "num_threads", lambda: 1)
-    whole = _pool_step(kw)
-    monkeypatch.setattr(cpu_parallel, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(cpu_kernels, "num_threads", lambda: 3)
-    split = _pool_step(kw)
-    for a, b in zip(whole, split):
-        np.testing.assert_array_equal(a, b)
+    _assert_split_equals_unsplit(monkeypatch, lambda: _pool_step(kw))
