@@ -48,11 +48,10 @@ _EXPR = {
     "absolute": "abs({a})", "square": "{a} * {a}", "sqrt": "math.sqrt({a})",
 }
 _FLOAT_ONLY = {"sqrt", "divide", "true_divide"}
-_TYPES = {numpy.dtype(t): t for t in ("bool", "int8", "int16", "int32", "int64", "uint8",
-                                      "uint16", "uint32", "uint64", "float32", "float64")}
-# The numba scalar type names the generated code casts with.
-_NB = {numpy.dtype("bool"): "numba.boolean", **{d: f"numba.{n}" for d, n in _TYPES.items()
-                                                if n != "bool"}}
+# The numba scalar type names the generated code casts with, by dtype.
+_NB = {numpy.dtype(t): "numba.boolean" if t == "bool" else f"numba.{t}"
+       for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float32", "float64")}
 
 _lock = threading.Lock()
 _kernels: dict = {}  # by the hash of the source
@@ -64,8 +63,9 @@ def _cache_dir() -> str:
     root = os.environ.get("KBACKEND_CACHE_DIR")
     if not root:
         home = os.path.expanduser("~")
+        user = os.getuid() if hasattr(os, "getuid") else "user"
         root = os.path.join(home, ".cache", "kbackend") if os.access(home, os.W_OK) else \
-            os.path.join(tempfile.gettempdir(), f"kbackend-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+            os.path.join(tempfile.gettempdir(), f"kbackend-{user}")
     return os.path.join(root, "fused_cpu")
 
 
@@ -118,22 +118,23 @@ def _load(src: str):
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(src)
             os.replace(tmp, path)  # atomic: a concurrent process sees all or nothing
+        with open(path, encoding="utf-8") as f:
+            if f.read() != src:  # a hash collision or a damaged file: do not run it
+                raise RuntimeError(f"core.ops.fused_cpu: {path} does not hold the expected "
+                                   "kernel source")
         name = f"_kbackend_fused_{key}"
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod  # numba's cache looks the kernel's module up by name
         spec.loader.exec_module(mod)
-        with open(path, encoding="utf-8") as f:
-            if f.read() != src:  # a hash collision or a damaged file: do not trust it
-                raise RuntimeError(f"core.ops.fused_cpu: {path} does not hold the expected "
-                                   "kernel source")
         k = _kernels[key] = cpu_kernels.kernel(parallel=True)(mod.kernel)
     return k
 
 
 def run(arrays, steps, loops, out_avals, outs):
     """Run the program as one kernel; None when it does not qualify (see the module
-    docstring), so the caller runs the ufunc passes.
+    docstring), so the caller runs the ufunc passes. The caller has checked
+    ``cpu_kernels.ready()`` (bit-identical to the passes: no wait for numba's start).
 
     Args:
         arrays: the operator's inputs (NumPy arrays or Python scalars).
@@ -142,8 +143,6 @@ def run(arrays, steps, loops, out_avals, outs):
         out_avals: the shape and dtype of each output.
         outs: the step index of each output.
     """
-    if not cpu_kernels.ready():  # bit-identical to the passes: no wait for numba's start
-        return None
     shape = out_avals[0].shape
     if any(a.shape != shape for a in out_avals):
         return None
