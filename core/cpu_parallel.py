@@ -69,7 +69,8 @@ def _mark_worker() -> None:
     _inside.worker = True
 
 
-def run_chunks(length: int, fn: Callable[[int, int], object], elements: int | None = None) -> None:
+def run_chunks(length: int, fn: Callable[[int, int], object], elements: int | None = None,
+               xp=numpy) -> None:
     """Run ``fn(lo, hi)`` over ``range(length)`` cut into one contiguous chunk per thread
     (or whole, as ``fn(0, length)``: with one thread or item, inside a worker, or for a
     pass of fewer than ``MIN_ELEMENTS`` values).
@@ -80,9 +81,11 @@ def run_chunks(length: int, fn: Callable[[int, int], object], elements: int | No
             concurrently, so ``fn`` must write only its own chunk.
         elements: the pass's total size, to decide whether to split (default: split
             whenever ``length`` > 1 and there is more than one thread).
+        xp: the array module of the pass's arrays; only NumPy's are split (CuPy's run
+            whole, on the device).
     """
     n = min(threads(), length)
-    if n < 2 or getattr(_inside, "worker", False) or (
+    if n < 2 or xp is not numpy or getattr(_inside, "worker", False) or (
             elements is not None and elements < MIN_ELEMENTS):
         fn(0, length)
         return

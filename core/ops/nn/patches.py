@@ -314,10 +314,7 @@ def conv_grad_data(xp, gy, w, geo):
         for kk, sl in offsets:
             b[lead + sl] += gc[(slice(None), slice(lo, hi)) + kk]
 
-    if xp is numpy:
-        cpu_parallel.run_chunks(cg, scatter, elements=buf.size * len(offsets))
-    else:
-        scatter(0, cg)
+    cpu_parallel.run_chunks(cg, scatter, elements=buf.size * len(offsets), xp=xp)
     # back to the layout (n first, channels second or last), cropping the padding
     buf = buf.reshape((geo.c,) + sp)
     first = 1 if minor else 2  # the first spatial axis of buf

@@ -283,19 +283,11 @@ def _scaled(xp, g, div):
 
 
 # ------------------------------------------------------------------ forwards
-def _by_sample(xp, n, fn, elements):
-    """``fn(lo, hi)`` over the samples ``lo:hi`` (axis 0 in both layouts); on CPU split
-    over the threads (``core.cpu_parallel``: each chunk is the same NumPy passes on a
-    slice, so the results do not depend on the split)."""
-    if xp is numpy:
-        cpu_parallel.run_chunks(n, fn, elements=elements)
-    else:
-        fn(0, n)
-
-
 def _windows(xp, xb, g: Geometry, ufunc):
     """Every window of ``xb`` reduced with ``ufunc`` (``add``, ``maximum``), one pass per
-    kernel offset over whole-array strided views."""
+    kernel offset over whole-array strided views. This and the gradients below split
+    their passes over the samples (axis 0 in both layouts) with ``core.cpu_parallel``:
+    the same NumPy passes on slices, so results do not depend on the split."""
     if g.single_window:
         region = xb[g.region_key(xb.ndim)]
         if ufunc is xp.maximum:
@@ -310,7 +302,7 @@ def _windows(xp, xb, g: Geometry, ufunc):
         for key in keys[1:]:
             ufunc(a, xb[key][lo:hi], out=a)
 
-    _by_sample(xp, acc.shape[0], part, xb.size)
+    cpu_parallel.run_chunks(acc.shape[0], part, elements=xb.size, xp=xp)
     return acc
 
 
@@ -428,7 +420,7 @@ def spread_raw(xp, gy, geo: Geometry, shape):
                 view = b[key]
                 xp.add(view, g, out=view)
 
-    _by_sample(xp, bshape[0], part, buf.size)
+    cpu_parallel.run_chunks(bshape[0], part, elements=buf.size, xp=xp)
     return _crop(xp, buf, geo)
 
 
@@ -494,7 +486,7 @@ def _route_raw(xp, x, y, gy, geo: Geometry):
                 view = b[key]
                 xp.add(view, g * m, out=view)
 
-    _by_sample(xp, bshape[0], part, buf.size)
+    cpu_parallel.run_chunks(bshape[0], part, elements=buf.size, xp=xp)
     return _crop(xp, buf, geo)
 
 
@@ -514,7 +506,7 @@ def _gather_raw(xp, x, y, h, geo: Geometry):
         for key, m in _winners(xp, xb[lo:hi], y[lo:hi], geo):
             o += hb[key][lo:hi] * m
 
-    _by_sample(xp, y.shape[0], part, xb.size)
+    cpu_parallel.run_chunks(y.shape[0], part, elements=xb.size, xp=xp)
     return out
 
 
