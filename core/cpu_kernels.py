@@ -90,7 +90,7 @@ def enabled() -> bool:
     return _state["enabled"]
 
 
-def ready() -> bool:
+def ready(background: bool = False) -> bool:
     """Whether kernels run now without waiting for numba's start-up.
 
     Importing numba and setting up its CPU target takes about 0.75 s once per process
@@ -105,6 +105,12 @@ def ready() -> bool:
     steps took 0.86 s against 0.75 s with the start in front). Other kernels call
     :func:`enabled` and, the first time, wait for numba.
 
+    Args:
+        background: start numba in the background whatever ``KBACKEND_NUMBA_BACKGROUND``
+            says (the activation gradients ask this: an imperative MLP step uses no
+            other kernel, and its first step would wait 0.5 s for a pass that saves
+            microseconds).
+
     Returns:
         True when kernels are on and numba is up.
     """
@@ -112,8 +118,8 @@ def ready() -> bool:
         return False
     if _state["ready"]:
         return True
-    if os.environ.get("KBACKEND_NUMBA_BACKGROUND", "0").strip().lower() in ("0", "false", "off",
-                                                                          ""):
+    if not background and os.environ.get("KBACKEND_NUMBA_BACKGROUND", "0").strip().lower() in (
+            "0", "false", "off", ""):
         wait_ready()
         return _state["ready"]
     with _lock:

@@ -3,6 +3,7 @@ from .. import ndarray as _ndarray
 from . import registry  # first: core.ops.namespace needs its definitions (see there)
 from . import (  # noqa: F401 - each import registers a family
     abstract,
+    act_grad,
     binary,
     broadcast,
     cast,

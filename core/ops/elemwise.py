@@ -12,6 +12,7 @@ import numpy
 
 from .. import cuda
 from ..dtypes import is_float
+from .act_grad import act_grad
 from .fusible import Fusion, c_by_kind, c_expr, ufunc_fusion
 from .infer import fmt, ufunc_dtype
 from .registry import Aval, F, defop
@@ -98,7 +99,7 @@ _ufunc("sinh", numpy.sinh, lambda c, g: (g * F.cosh(c.inputs[0]),),
        doc="Hyperbolic sine.", c="sinh({a})")
 _ufunc("cosh", numpy.cosh, lambda c, g: (g * F.sinh(c.inputs[0]),),
        doc="Hyperbolic cosine.", c="cosh({a})")
-_ufunc("tanh", numpy.tanh, lambda c, g: (g * (1 - c.out * c.out),),
+_ufunc("tanh", numpy.tanh, lambda c, g: (act_grad(g, c.out, "tanh"),),
        doc="Hyperbolic tangent.", c="tanh({a})", recompute=True)
 _ufunc("arcsinh", numpy.arcsinh,
        lambda c, g: (g * F.rsqrt(c.inputs[0] * c.inputs[0] + 1),), np=("arcsinh", "asinh"),
@@ -177,7 +178,7 @@ def sigmoid_into(xp, out, x):
 
 
 @defop("sigmoid", infer=_float_infer("sigmoid"), nd=("sigmoid",),
-       vjp=lambda c, g: (g * c.out * (1 - c.out),),
+       vjp=lambda c, g: (act_grad(g, c.out, "sigmoid"),),
        fusion=Fusion(c_expr("(tanh({a} * ({T})0.5) * ({T})0.5 + ({T})0.5)"), "f",
                      recipe=sigmoid_into), recompute=True)
 def _sigmoid(xp, x):
@@ -185,7 +186,8 @@ def _sigmoid(xp, x):
     return sigmoid_into(xp, _float_out(xp, x), x)
 
 
-@defop("relu", infer=_same, nd=("relu",), vjp=lambda c, g: (g * (c.inputs[0] > 0),),
+@defop("relu", infer=_same, nd=("relu",),
+       vjp=lambda c, g: (act_grad(g, c.out, "relu"),),
        fusion=Fusion(c_by_kind(f="((isnan({a}) || {a} > ({T})0) ? {a} : ({T})0)",
                                i="({a} > 0 ? {a} : ({T})0)"), "fiu", "maximum", (0,)),
        recompute=True)

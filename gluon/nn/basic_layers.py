@@ -29,6 +29,9 @@ import math
 import numpy
 
 from core import nd
+from core.ops import F as _ops
+from core.ops.abstract import is_tracing
+from core.ops.act_grad import ACT_TYPES
 
 from ..block import HybridBlock
 from ..containers import HybridSequential, Sequential
@@ -73,6 +76,22 @@ def _add_bias_and_activation(block, size: int, use_bias: bool, bias_initializer,
         block.act = Activation(activation, prefix=activation + "_")
     else:
         block.act = None
+
+
+def _fuses_bias_act(F, block, bias) -> bool:
+    """Whether ``block``'s bias and activation run as one ``_bias_act`` call
+    (``core/ops/nn/bias_act.py``): imperatively (``F`` is ``core.nd``, not tracing a
+    graph, so exported graphs keep MXNet's operators), with a bias, and an
+    :class:`Activation` of relu, sigmoid or tanh that has no hooks."""
+    act = block.act
+    return (bias is not None and act is not None and F is nd and not is_tracing()
+            and type(act) is Activation and act._act_type in ACT_TYPES
+            and not act._forward_hooks and not act._forward_pre_hooks)
+
+
+def _bias_act(out, bias, act, axis: int):
+    """``act(out + bias)`` in one operator call (see :func:`_fuses_bias_act`)."""
+    return _ops._bias_act(out, bias, act_type=act._act_type, axis=axis)
 
 class Dense(HybridBlock):
     """A densely-connected layer: ``activation(dot(x, weight.T) + bias)``.
@@ -136,6 +155,10 @@ class Dense(HybridBlock):
         self.weight.shape = (self._units, in_units)
 
     def hybrid_forward(self, F, x, weight, bias=None):
+        if _fuses_bias_act(F, self, bias):
+            out = F.FullyConnected(x, weight, no_bias=True, num_hidden=self._units,
+                                   flatten=self._flatten)
+            return _bias_act(out, bias, self.act, -1)
         out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
                                flatten=self._flatten)
         if self.act is not None:

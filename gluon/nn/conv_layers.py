@@ -30,7 +30,7 @@ from __future__ import annotations
 import numbers
 
 from ..block import HybridBlock
-from .basic_layers import _add_bias_and_activation
+from .basic_layers import _add_bias_and_activation, _bias_act, _fuses_bias_act
 
 __all__ = [
     "AvgPool1D",
@@ -135,6 +135,9 @@ class _Conv(HybridBlock):
 
     def hybrid_forward(self, F, x, weight, bias=None):
         op = getattr(F, self._op_name)
+        if _fuses_bias_act(F, self, bias):
+            out = op(x, weight, **{**self._kwargs, "no_bias": True})
+            return _bias_act(out, bias, self.act, -1 if self._channels_last else 1)
         if bias is None:
             out = op(x, weight, **self._kwargs)
         else:

@@ -1,6 +1,7 @@
 """The neural-network operators, one module per family."""
 from . import (  # noqa: F401 - each import registers a family
     activation,
+    bias_act,
     batchnorm,
     conv,
     ctc,

@@ -32,6 +32,7 @@ from ... import cuda, tape
 from ... import random as _random
 from ...dtypes import is_float
 from ..abstract import is_tracing
+from ..act_grad import act_grad
 from ..broadcast import sum_to
 from ..dispatch import invoke
 from ..elemwise import sigmoid_into, softsign_into
@@ -170,15 +171,15 @@ def _leaky(xp, x, slope=0.25):
 
 # --------------------------------------------------------------- gradients (core operators)
 def _relu_g(x, y, g):
-    return g * (y > 0)
+    return act_grad(g, y, "relu")
 
 
 def _sigmoid_g(x, y, g):
-    return g * y * (1 - y)
+    return act_grad(g, y, "sigmoid")
 
 
 def _tanh_g(x, y, g):
-    return g * (1 - y * y)
+    return act_grad(g, y, "tanh")
 
 
 def _softplus_g(x, y, g):

@@ -1,5 +1,6 @@
 """Rows for the dense layer, activations, the softmax family, dropout and embedding
-(core/ops/nn/fc.py, activation.py, softmax.py, dropout.py, embedding.py)."""
+(core/ops/nn/fc.py, activation.py, bias_act.py, softmax.py, dropout.py, embedding.py;
+core/ops/act_grad.py)."""
 import math
 
 import numpy as np
@@ -148,6 +149,46 @@ def _gelu_d1(x, approximate=False):
 def _gelu_grad_samples(rng, d):
     return [Sample(rand(rng, s, d, -3, 3), rand(rng, s, d), approximate=a)
             for s in ((5,), (3, 4)) for a in (False, True)]
+
+
+# ----------------------------------------------------------------- fused bias + activation
+_ACT_D1 = {  # act'(x) from y = act(x)
+    "relu": lambda y: (y > 0).astype(np.float64),
+    "sigmoid": lambda y: y * (1 - y),
+    "tanh": lambda y: 1 - y * y,
+}
+_Y_RANGE = {"relu": (-1.0, 2.0), "sigmoid": (0.05, 0.95), "tanh": (-0.95, 0.95)}
+
+
+def _act_grad_ref(g, y, act_type="relu"):
+    return (_f64(g) * _ACT_D1[act_type](_f64(y))).astype(np.result_type(g, y))
+
+
+def _act_grad_samples(rng, d):
+    out = []
+    for t, (lo, hi) in _Y_RANGE.items():
+        for s in ((5,), (3, 4), (2, 3, 2)):
+            y = away_from(rng, s, d, low=lo, high=hi) if t == "relu" else rand(rng, s, d, lo, hi)
+            out.append(Sample(rand(rng, s, d), y, act_type=t))
+    return out
+
+
+def _bias_act_ref(x, b, act_type="relu", axis=-1):
+    ax = axis % x.ndim
+    z = _f64(x) + _f64(b).reshape(tuple(-1 if i == ax else 1 for i in range(x.ndim)))
+    return ACT_REFS[act_type](z).astype(np.result_type(x, b))
+
+
+def _bias_act_samples(rng, d):
+    out = []
+    for t in ("relu", "sigmoid", "tanh"):
+        for shape, axis in (((4, 5), -1), ((2, 3, 4, 4), 1), ((2, 4, 4, 3), -1), ((6,), 0),
+                            ((2, 3, 5), 1)):
+            n = shape[axis]
+            # |x| >= 0.1 and |b| < 0.05: x + b stays clear of relu's kink
+            out.append(Sample(away_from(rng, shape, d), rand(rng, (n,), d, -0.05, 0.05),
+                              act_type=t, axis=axis))
+    return out
 
 
 def _check_rrelu(spec, rng, arr):
@@ -309,6 +350,10 @@ SPECS = [
            dtypes=FLOATS, rtol=1e-5),
     OpSpec("Activation", lambda x, **k: nd.Activation(x, **k), _act_ref, _activation_samples,
            dtypes=FLOATS),
+    OpSpec("_act_grad", lambda g, y, **k: F._act_grad(g, y, **k), _act_grad_ref,
+           _act_grad_samples, dtypes=FLOATS),
+    OpSpec("_bias_act", lambda x, b, **k: F._bias_act(x, b, **k), _bias_act_ref,
+           _bias_act_samples, dtypes=FLOATS),
     OpSpec("LeakyReLU", _leaky_inference, _leaky_ref, _leaky_samples, dtypes=FLOATS),
     OpSpec("_rrelu", None, None, None, check=_check_rrelu),
     _unary_row("softplus", lambda x: np.logaddexp(0, x),
