@@ -68,6 +68,7 @@ ALIASES: dict[str, str] = {
     "visualization": "core.viz",
     "viz": "core.viz",
     "image": "gluon.compat.image",
+    "engine": "core.engine",
     "util": "gluon.compat.util",
     "base": "gluon.compat.util",
 }
