@@ -90,7 +90,7 @@ def enabled() -> bool:
     return _state["enabled"]
 
 
-def ready(background: bool = False) -> bool:
+def ready() -> bool:
     """Whether kernels run now without waiting for numba's start-up.
 
     Importing numba and setting up its CPU target takes about 0.75 s once per process
@@ -105,12 +105,6 @@ def ready(background: bool = False) -> bool:
     steps took 0.86 s against 0.75 s with the start in front). Other kernels call
     :func:`enabled` and, the first time, wait for numba.
 
-    Args:
-        background: start numba in the background whatever ``KBACKEND_NUMBA_BACKGROUND``
-            says (the activation gradients ask this: an imperative MLP step uses no
-            other kernel, and its first step would wait 0.5 s for a pass that saves
-            microseconds).
-
     Returns:
         True when kernels are on and numba is up.
     """
@@ -118,8 +112,8 @@ def ready(background: bool = False) -> bool:
         return False
     if _state["ready"]:
         return True
-    if not background and os.environ.get("KBACKEND_NUMBA_BACKGROUND", "0").strip().lower() in (
-            "0", "false", "off", ""):
+    if os.environ.get("KBACKEND_NUMBA_BACKGROUND", "0").strip().lower() in ("0", "false", "off",
+                                                                          ""):
         wait_ready()
         return _state["ready"]
     with _lock:
@@ -128,6 +122,17 @@ def ready(background: bool = False) -> bool:
             _state["warming"] = t
             t.start()
     return _state["ready"]
+
+
+def up() -> bool:
+    """Whether numba is started and kernels are on; never starts numba.
+
+    For kernels that pay only where numba runs anyway: the one-pass activation gradients
+    save microseconds per call, while starting numba costs 0.5-0.75 s, which a short run
+    whose other work needs no kernel (an imperative MLP with a plain update) would pay for
+    nothing. Their twins, equal bit for bit, run until something else starts numba.
+    """
+    return bool(_state["ready"]) and enabled()
 
 
 def wait_ready() -> bool:

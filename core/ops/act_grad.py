@@ -11,8 +11,8 @@ Its own VJP gives the second derivatives.
 
 The kernels compute the twin's operations in the twin's order in the data's dtype
 (constants passed as that dtype's scalars: numba would widen a Python ``1`` to float64),
-so their results equal the twin's bit for bit; that is why they may be skipped while
-numba starts in the background (:func:`kernels_apply`).
+so their results equal the twin's bit for bit; that is why they may run only once numba is
+up for other reasons (:func:`kernels_apply`).
 """
 from __future__ import annotations
 
@@ -39,12 +39,12 @@ def check_act(name: str, act_type: str) -> None:
 
 def kernels_apply(*arrays) -> bool:
     """Whether the bit-exact kernels run on these NumPy arrays: one float32/float64 dtype,
-    not empty, and numba up. Until it is, the twins run while numba starts in the
-    background (``cpu_kernels.ready(background=True)``): a first imperative step that
-    needs no other kernel does not wait for numba's start-up."""
+    not empty, and numba already up (:func:`core.cpu_kernels.up`: these kernels never
+    start numba themselves; a one-pass gradient is not worth numba's 0.5 s start in a
+    process whose other work needs no kernel)."""
     dt = arrays[0].dtype
     return (dt in _FAST and all(a.dtype == dt for a in arrays) and arrays[0].size > 0
-            and cpu_kernels.ready(background=True))
+            and cpu_kernels.up())
 
 
 # --------------------------------------------------------------------------- kernels
