@@ -9,6 +9,7 @@ from . import (  # noqa: F401 - each import registers a family
     embedding,
     fc,
     loss,
+    loss_heads,
     norm,
     pool,
     rnn,
