@@ -13,7 +13,7 @@ importable but not yet imported MXNet for this process; an already imported MXNe
 never replaced.
 
 Limits: the alias is kbackend under MXNet's names, not MXNet. Modules without a
-counterpart (``mxnet.contrib.onnx``, ``mxnet.rtc``, ``mxnet.io``'s record files, ...)
+counterpart (``mxnet.contrib.onnx``, ``mxnet.rtc``, ...)
 raise ``ModuleNotFoundError`` naming the alias; ``mxnet.__version__`` is ``"2.0.0"``, the
 API level emulated, and ``mxnet.__kbackend_alias__`` is True.
 
@@ -71,6 +71,7 @@ ALIASES: dict[str, str] = {
     "engine": "core.engine",
     "util": "gluon.compat.util",
     "base": "gluon.compat.util",
+    "recordio": "core.recordio",
 }
 
 _ROOT = "mxnet"
