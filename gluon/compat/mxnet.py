@@ -69,6 +69,7 @@ ALIASES: dict[str, str] = {
     "viz": "core.viz",
     "image": "gluon.compat.image",
     "engine": "core.engine",
+    "io": "core.io",
     "util": "gluon.compat.util",
     "base": "gluon.compat.util",
     "recordio": "core.recordio",
