@@ -1,27 +1,39 @@
 """Saving and loading named arrays, safely (MXNet's ``nd.save`` / ``nd.load``).
 
-Two formats, chosen by the file name on save and by the file's first bytes on load:
+Three formats, chosen by ``format=`` or the file name on save and by the file's first
+bytes on load (whatever its extension):
 
-- ``.npz`` (the default, whatever the extension: ``net.params`` is an ``.npz`` file):
-  a zip of ``.npy`` members, read back with ``allow_pickle=False``;
-- HDF5 through h5py when the name ends in ``.h5`` or ``.hdf5``.
+- MXNet's binary NDArray format (the default: ``net.params``, ``x.nd``, any name not
+  below), read and written by :mod:`core.mxnet_format`, so that files real MXNet 1.x
+  writes load here and ours load in MXNet. It holds float16/32/64, bfloat16, int8/16/32/64,
+  uint8/16/32/64 and bool arrays; files written by MXNet in every version 1.x reads
+  (V0-V3, sparse arrays read as dense) load;
+- ``.npz`` for names ending in ``.npz`` (or ``format='npz'``): a zip of ``.npy`` members,
+  read back with ``allow_pickle=False``; it also holds float8 arrays;
+- HDF5 through h5py for names ending in ``.h5`` or ``.hdf5`` (or ``format='hdf5'``).
 
-Loading never unpickles and never evaluates anything from the file: object arrays
-are refused, and the file's description of itself is JSON. Writes are atomic: the
-data goes to a temporary file in the target's directory, which is flushed, synced
-to disk and then renamed over the target, so a failed or interrupted save leaves
-the old file as it was. bfloat16 and float8 arrays are stored as their uint16/uint8
-bits with a dtype marker and come back as themselves.
+None of them holds code: loading never unpickles and never evaluates anything from the
+file. Object arrays are refused, the ``.npz``/HDF5 description of itself is JSON, and
+every magic number and length of an MXNet file is checked; a malformed file raises
+:class:`SerializationError` naming the file (and, for MXNet files, the byte offset and
+what was expected there). Writes are atomic: the data goes to a temporary file in the
+target's directory, which is flushed, synced to disk and then renamed over the target,
+so a failed or interrupted save leaves the old file as it was. In ``.npz``/HDF5,
+bfloat16 and float8 arrays are stored as their uint16/uint8 bits with a dtype marker
+and come back as themselves.
 
-A file records whether a list or a dict was saved; :func:`load` returns the same
-kind. Plain ``.npz`` and HDF5 files with numeric arrays and no kbackend description
-load as a dict of their arrays.
+:func:`load` returns a list if a list (or a single NDArray) was saved, else a dict, as
+MXNet's ``nd.load`` does; an MXNet file with no arrays at all loads as an empty dict
+(the format cannot tell ``[]`` from ``{}``). Plain ``.npz`` and HDF5 files with numeric
+arrays and no kbackend description load as a dict of their arrays.
 
 Example:
     >>> import os, tempfile
     >>> from core import nd, serialization
     >>> path = os.path.join(tempfile.mkdtemp(), "arrays.params")
     >>> serialization.save(path, {"w": nd.ones((2, 3)), "b": nd.zeros((3,))})
+    >>> open(path, "rb").read(8) == b"\\x12\\x01" + bytes(6)   # MXNet's magic
+    True
     >>> loaded = serialization.load(path)
     >>> sorted(loaded), loaded["w"].shape
     (['b', 'w'], (2, 3))
@@ -29,6 +41,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -38,11 +51,15 @@ from collections.abc import Mapping
 
 import numpy
 
+from . import mxnet_format
 from .context import as_context
 from .dtypes import SUPPORTED, as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from .ndarray import NDArray
 
-__all__ = ["load", "save"]
+__all__ = ["FORMATS", "SerializationError", "load", "load_frombuffer", "save"]
+
+FORMATS = ("mxnet", "npz", "hdf5")
+"""The formats :func:`save` writes (``format=``)."""
 
 _META_KEY = "__kbackend__"
 _FORMAT = "kbackend.arrays"
@@ -78,8 +95,11 @@ def _to_numpy(name: str, value) -> numpy.ndarray:
         raise TypeError(f"save: {name!r} must be an NDArray (or a NumPy array), got "
                         f"{type(value).__name__}")
     if arr.dtype not in SUPPORTED:
-        raise TypeError(f"save: {name!r} has dtype {arr.dtype}, which cannot be saved; "
-                        f"supported: {', '.join(d.name for d in SUPPORTED)}")
+        mx = [d.name for d in mxnet_format.TYPE_FLAGS.values()]
+        more = [d.name for d in SUPPORTED if d.name not in mx]
+        raise TypeError(f"save: {name!r} has dtype {arr.dtype}, which cannot be saved in "
+                        f"any kbackend format: MXNet's .params format holds "
+                        f"{', '.join(mx)}; .npz and HDF5 hold those and {', '.join(more)}")
     return arr
 
 
@@ -170,35 +190,60 @@ def atomic_write(filename: str, writer) -> None:
             os.close(dfd)
 
 
-def save(fname: str, data) -> None:
+def _format_of(fname, format) -> str:
+    if format is None:
+        name = os.fspath(fname).lower()
+        if name.endswith(_HDF5_EXT):
+            return "hdf5"
+        return "npz" if name.endswith(".npz") else "mxnet"
+    key = {"h5": "hdf5", "params": "mxnet"}.get(str(format).lower(), str(format).lower())
+    if key not in FORMATS:
+        raise ValueError(f"save: format={format!r} is not one of {', '.join(FORMATS)}")
+    return key
+
+
+def save(fname: str, data, format: str | None = None) -> None:
     """Save an NDArray, a list of NDArrays or a dict of str to NDArray.
 
-    The file is ``.npz`` (whatever its extension) unless the name ends in ``.h5`` or
-    ``.hdf5`` (HDF5). The write is atomic: the target is replaced only once the new
-    file is complete and synced to disk.
+    The file is in MXNet's binary NDArray format (real MXNet 1.x's ``nd.load`` and
+    ``load_parameters`` read it) unless ``format`` says otherwise or the name ends in
+    ``.npz`` (``.npz``) or ``.h5``/``.hdf5`` (HDF5). The write is atomic: the target is
+    replaced only once the new file is complete and synced to disk.
 
     Args:
         fname: the file name.
         data: an NDArray, a list/tuple of NDArrays, or a dict mapping names to NDArrays
             (NumPy arrays are accepted too).
+        format: ``'mxnet'``, ``'npz'`` or ``'hdf5'``; default from the name as above.
 
     Returns:
         None.
 
     Raises:
-        TypeError: for data of another kind, or an unsupported dtype.
+        TypeError: for data of another kind, or a dtype the format cannot hold (the
+            message names the formats that can: float8 only in ``.npz``/HDF5).
+        ValueError: for an unknown ``format``.
 
     Example:
         >>> import os, tempfile
         >>> from core import nd, serialization
-        >>> path = os.path.join(tempfile.mkdtemp(), "x.npz")
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.params")
         >>> serialization.save(path, [nd.ones((2,)), nd.zeros((1,))])
         >>> [a.asnumpy().tolist() for a in serialization.load(path)]
         [[1.0, 1.0], [0.0]]
+        >>> serialization.save(path, {"x": nd.ones((2,))}, format="npz")
+        >>> open(path, "rb").read(2)
+        b'PK'
     """
+    fmt = _format_of(fname, format)
     kind, entries = _entries(data)
+    if fmt == "mxnet":
+        for name, arr in entries:
+            mxnet_format.check_dtype(name, arr)
+        atomic_write(fname, lambda f: mxnet_format.write(f, kind, entries))
+        return
     meta, arrays = _describe(kind, entries)
-    if os.fspath(fname).lower().endswith(_HDF5_EXT):
+    if fmt == "hdf5":
         atomic_write(fname, lambda f: _write_hdf5(f, meta, arrays))
     else:
         atomic_write(fname, lambda f: _write_npz(f, meta, arrays))
@@ -321,21 +366,59 @@ def _read_hdf5(fname, f):
         raise _bad(fname, f"the HDF5 data is corrupted ({type(e).__name__}: {e})") from None
 
 
+def _read_mxnet(source, buf):
+    try:
+        kind, entries = mxnet_format.loads(buf)
+    except mxnet_format.FormatError as e:
+        raise _bad(source, f"it is not a valid MXNet NDArray file: {e}") from None
+    if not entries:
+        return "dict", []
+    return kind, entries
+
+
+def _read(source, f):
+    """(kind, [(name, numpy array)]) from the binary file object ``f``."""
+    head = f.read(8)
+    f.seek(0)
+    if mxnet_format.is_mxnet(head):
+        return _read_mxnet(source, f.read())
+    if head[:4] in (_ZIP_MAGIC, _EMPTY_ZIP_MAGIC):
+        return _read_npz(source, f)
+    if head == _HDF5_MAGIC:
+        return _read_hdf5(source, f)
+    if head[:6] == b"\x93NUMPY":
+        raise _bad(source, "it is a single .npy array, not a kbackend array file (MXNet "
+                           ".params, .npz or HDF5); load it with numpy.load(..., "
+                           "allow_pickle=False)")
+    raise _bad(source, f"it is not a kbackend array file (expected MXNet's NDArray format "
+                       f"(first bytes {mxnet_format.MAGIC_BYTES.hex()}), .npz or HDF5 data; "
+                       f"got first bytes {bytes(head).hex() or 'none (empty)'})")
+
+
+def _arrays(kind, entries, ctx):
+    ctx = as_context(ctx)
+    arrays = [(name, NDArray(arr, ctx=ctx)) for name, arr in entries]
+    if kind == "list":
+        return [a for _, a in arrays]
+    return dict(arrays)
+
+
 def load(fname: str, ctx=None):
-    """Load arrays saved by :func:`save` (or by ``Block.save_parameters``).
+    """Load arrays saved by :func:`save`, ``Block.save_parameters``, or real MXNet.
 
     Args:
-        fname: the file name. The format (``.npz`` or HDF5) is recognized from the
-            file's first bytes, not its name.
+        fname: the file name. The format (MXNet's NDArray format, ``.npz`` or HDF5) is
+            recognized from the file's first bytes, not its name.
         ctx: the context to put the arrays on (default: the current context).
 
     Returns:
         A list of NDArrays if a list (or a single NDArray) was saved, else a dict of
-        name to NDArray.
+        name to NDArray (an empty dict for an MXNet file with no arrays).
 
     Raises:
         FileNotFoundError: the file does not exist.
-        ValueError: (``SerializationError``) naming the file, when it is corrupted,
+        ValueError: (``SerializationError``) naming the file, when it is corrupted or
+            truncated (for MXNet files: the byte offset and what was expected there),
             holds pickled objects, or is not an array file.
 
     Example:
@@ -348,21 +431,38 @@ def load(fname: str, ctx=None):
         ('bfloat16', cpu(1))
     """
     path = os.fspath(fname)
-    ctx = as_context(ctx)
     with open(path, "rb") as f:
-        head = f.read(8)
-        f.seek(0)
-        if head[:4] in (_ZIP_MAGIC, _EMPTY_ZIP_MAGIC):
-            kind, entries = _read_npz(path, f)
-        elif head == _HDF5_MAGIC:
-            kind, entries = _read_hdf5(path, f)
-        elif head[:6] == b"\x93NUMPY":
-            raise _bad(path, "it is a single .npy array, not a kbackend array file (.npz or "
-                             "HDF5); load it with numpy.load(..., allow_pickle=False)")
-        else:
-            raise _bad(path, "it is not a kbackend array file (expected .npz or HDF5 data; "
-                             "MXNet's binary .params format is not supported)")
-    arrays = [(name, NDArray(arr, ctx=ctx)) for name, arr in entries]
-    if kind == "list":
-        return [a for _, a in arrays]
-    return dict(arrays)
+        kind, entries = _read(path, f)
+    return _arrays(kind, entries, ctx)
+
+
+def load_frombuffer(buf, ctx=None):
+    """Load arrays from the bytes of a file :func:`load` reads (MXNet's
+    ``nd.load_frombuffer``).
+
+    Args:
+        buf: the file's content (``bytes``, ``bytearray`` or ``memoryview``).
+        ctx: the context to put the arrays on (default: the current context).
+
+    Returns:
+        A list or a dict of NDArrays, as :func:`load`.
+
+    Raises:
+        TypeError: ``buf`` is not bytes-like.
+        ValueError: (``SerializationError``) for malformed data, as :func:`load`.
+
+    Example:
+        >>> import os, tempfile
+        >>> from core import nd, serialization
+        >>> path = os.path.join(tempfile.mkdtemp(), "b.params")
+        >>> serialization.save(path, {"b": nd.arange(3)})
+        >>> with open(path, "rb") as f:
+        ...     serialization.load_frombuffer(f.read())["b"].asnumpy().tolist()
+        [0.0, 1.0, 2.0]
+    """
+    if isinstance(buf, str):
+        buf = buf.encode("latin-1")
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
+    kind, entries = _read("<buffer>", io.BytesIO(bytes(buf)))
+    return _arrays(kind, entries, ctx)

@@ -9,7 +9,7 @@ from .. import ops as _ops
 from ..context import Context, cpu, current_context, gpu  # noqa: F401 - as in mxnet.nd
 from ..ndarray import NDArray, array, from_dlpack  # noqa: F401
 from ..ops.namespace import namespace as _namespace
-from ..serialization import load, save  # noqa: F401 - MXNet's nd.save / nd.load
+from ..serialization import load, load_frombuffer, save  # noqa: F401 - MXNet's nd.save/load
 from . import contrib, linalg, random  # noqa: F401
 
 globals().update(_namespace("nd"))

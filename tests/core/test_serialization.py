@@ -1,4 +1,5 @@
-"""core.serialization: formats, round trips, atomic writes, refusing unsafe files."""
+"""core.serialization: formats, round trips, atomic writes, refusing unsafe files.
+(MXNet's binary format in detail, with real MXNet's files: tests/core/test_mxnet_format.py.)"""
 import os
 import pickle
 import zipfile
@@ -7,7 +8,7 @@ import h5py
 import numpy
 import pytest
 
-from core import cpu, nd, serialization
+from core import cpu, mxnet_format, nd, serialization
 from core.dtypes import SUPPORTED, bfloat16
 
 
@@ -24,7 +25,14 @@ def _sample(dtype, shape=(2, 3)):
 def test_round_trip_every_dtype(tmp_path, ext, dtype):
     f = str(tmp_path / ("a" + ext))
     data = {"x": _sample(dtype), "scalar": _sample(dtype, ()), "empty": _sample(dtype, (0, 4))}
-    serialization.save(f, data)
+    if ext == ".params" and dtype.startswith("float8"):  # MXNet's format has no float8
+        with pytest.raises(TypeError, match=rf"'x' has dtype {dtype}.*MXNet's binary .params "
+                                            r"format cannot hold.*\.npz or HDF5"):
+            serialization.save(f, data)
+        assert not os.path.exists(f)
+        serialization.save(f, data, format="npz")
+    else:
+        serialization.save(f, data)
     out = serialization.load(f)
     assert list(out) == ["x", "scalar", "empty"]
     for k, v in data.items():
@@ -63,8 +71,23 @@ def test_load_on_a_context(tmp_path):
 
 def test_format_follows_the_name_on_save_and_the_bytes_on_load(tmp_path):
     f = tmp_path / "net.params"
-    serialization.save(str(f), {"w": nd.ones((2,))})
-    assert f.read_bytes()[:4] == b"PK\x03\x04" and zipfile.is_zipfile(f)
+    serialization.save(str(f), {"w": nd.ones((2,))})  # MXNet's format by default
+    assert f.read_bytes()[:8] == mxnet_format.MAGIC_BYTES
+    for name in ("x.nd", "noext"):
+        serialization.save(str(tmp_path / name), [nd.ones((1,))])
+        assert (tmp_path / name).read_bytes()[:8] == mxnet_format.MAGIC_BYTES
+    z = tmp_path / "net.NPZ"
+    serialization.save(str(z), {"w": nd.ones((2,))})
+    assert z.read_bytes()[:4] == b"PK\x03\x04" and zipfile.is_zipfile(z)
+    serialization.save(str(f), {"w": nd.ones((2,))}, format="npz")
+    assert zipfile.is_zipfile(f)
+    serialization.save(str(f), {"w": nd.ones((2,))}, format="hdf5")
+    assert h5py.is_hdf5(str(f)) and serialization.load(str(f))["w"].shape == (2,)
+    serialization.save(str(z), {"w": nd.ones((2,))}, format="mxnet")
+    assert z.read_bytes()[:8] == mxnet_format.MAGIC_BYTES
+    assert serialization.load(str(z))["w"].shape == (2,)
+    with pytest.raises(ValueError, match="format='json' is not one of mxnet, npz, hdf5"):
+        serialization.save(str(f), [nd.ones(1)], format="json")
     h = tmp_path / "net.H5"
     serialization.save(str(h), {"w": nd.ones((2,))})
     assert h5py.is_hdf5(str(h))
@@ -102,7 +125,7 @@ def test_plain_npz_and_hdf5_load_as_dicts(tmp_path):
     assert serialization.load(h)["grp/w"].shape == (3,)
 
 
-@pytest.mark.parametrize("ext", [".params", ".h5"])
+@pytest.mark.parametrize("ext", [".params", ".npz", ".h5"])
 def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch, ext):
     f = str(tmp_path / ("model" + ext))
     serialization.save(f, {"w": nd.ones((3,))})
@@ -110,6 +133,14 @@ def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch, ext):
         before = fh.read()
     calls = []
     if ext == ".params":
+        real = mxnet_format.write
+
+        def failing(fp, kind, entries):
+            real(fp, kind, entries[:1])  # part of the data, then the disk fills up
+            raise OSError("disk full")
+
+        monkeypatch.setattr(mxnet_format, "write", failing)
+    elif ext == ".npz":
         real = numpy.lib.format.write_array
 
         def failing(fp, array, *args, **kwargs):
@@ -211,6 +242,10 @@ def test_save_argument_errors(tmp_path):
         serialization.save(f, {1: nd.ones(1)})
     with pytest.raises(TypeError, match="cannot be saved"):
         serialization.save(f, {"w": numpy.array(["a"])})
+    with pytest.raises(TypeError, match=r"complex128, which cannot be saved in any kbackend "
+                                        r"format: MXNet's .params format holds float32.*"
+                                        r"\.npz and HDF5 hold those and float8_e4m3fn"):
+        serialization.save(f, {"w": numpy.ones(2, numpy.complex128)})
     with pytest.raises(TypeError, match="data must be"):
         serialization.save(f, 3)
     with pytest.raises(FileNotFoundError, match="does not exist"):
