@@ -28,8 +28,9 @@ ndim 0 is a scalar.
 
 What we write: V2 arrays (what ``mx.nd.save`` and Gluon's ``save_parameters`` write),
 or V3 arrays for the whole file when any array is 0-d (V2 cannot hold a scalar; such
-a file loads in MXNet under ``mx.npx.set_np()``). Sparse arrays in a file are read
-as dense (scattered into zeros). Unallocated arrays are refused.
+a file loads in MXNet under ``mx.npx.set_np()``), always with a cpu(0) context, and only
+the dtypes MXNet 1.9 loads (:data:`WRITABLE`; every flag above is read). Sparse arrays
+in a file are read as dense (scattered into zeros). Unallocated arrays are refused.
 
 :func:`loads` and :func:`write` raise :class:`FormatError` (offset and what was
 expected); ``core.serialization`` adds the file's name.
@@ -55,8 +56,8 @@ import numpy
 
 from .dtypes import bfloat16
 
-__all__ = ["FormatError", "MAGIC_BYTES", "TYPE_FLAGS", "dumps", "is_mxnet", "loads",
-           "write"]
+__all__ = ["FormatError", "MAGIC_BYTES", "TYPE_FLAGS", "WRITABLE", "check_dtype", "dumps",
+           "is_mxnet", "loads", "write"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -73,7 +74,10 @@ TYPE_FLAGS = {
     12: bfloat16,
 }
 """MXNet's (mshadow's) type flags and the dtypes they stand for."""
-_FLAG_OF = {dt: flag for flag, dt in TYPE_FLAGS.items()}
+WRITABLE = tuple(TYPE_FLAGS[f] for f in (0, 1, 2, 3, 4, 5, 6, 7, 12))
+"""The dtypes :func:`write` writes: those MXNet 1.9 loads (its loader refuses flags 8-11,
+int16 and the unsigned types but uint8, though it defines them)."""
+_FLAG_OF = {dt: flag for flag, dt in TYPE_FLAGS.items() if dt in WRITABLE}
 _DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
 _NUM_AUX = {0: 0, 1: 1, 2: 2}
@@ -347,7 +351,7 @@ def check_dtype(name: str, arr: numpy.ndarray) -> int:
     if flag is None:
         raise TypeError(
             f"save: {name!r} has dtype {arr.dtype}, which MXNet's binary .params format "
-            f"cannot hold (it holds {', '.join(d.name for d in TYPE_FLAGS.values())}); save "
+            f"cannot hold (MXNet 1.9 loads {', '.join(d.name for d in WRITABLE)}); save "
             "it as .npz or HDF5 instead (a name ending in .npz/.h5, or format='npz'/'hdf5')")
     return flag
 

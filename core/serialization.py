@@ -5,11 +5,11 @@ bytes on load (whatever its extension):
 
 - MXNet's binary NDArray format (the default: ``net.params``, ``x.nd``, any name not
   below), read and written by :mod:`core.mxnet_format`, so that files real MXNet 1.x
-  writes load here and ours load in MXNet. It holds float16/32/64, bfloat16, int8/16/32/64,
-  uint8/16/32/64 and bool arrays; files written by MXNet in every version 1.x reads
-  (V0-V3, sparse arrays read as dense) load;
+  writes load here and ours load in MXNet. It holds the dtypes MXNet 1.9 loads: float16/
+  32/64, bfloat16, int8/32/64, uint8 and bool; files written by MXNet in every version
+  1.x reads (V0-V3, sparse arrays read as dense) load;
 - ``.npz`` for names ending in ``.npz`` (or ``format='npz'``): a zip of ``.npy`` members,
-  read back with ``allow_pickle=False``; it also holds float8 arrays;
+  read back with ``allow_pickle=False``; it also holds int16, uint16/32/64 and float8;
 - HDF5 through h5py for names ending in ``.h5`` or ``.hdf5`` (or ``format='hdf5'``).
 
 None of them holds code: loading never unpickles and never evaluates anything from the
@@ -95,7 +95,7 @@ def _to_numpy(name: str, value) -> numpy.ndarray:
         raise TypeError(f"save: {name!r} must be an NDArray (or a NumPy array), got "
                         f"{type(value).__name__}")
     if arr.dtype not in SUPPORTED:
-        mx = [d.name for d in mxnet_format.TYPE_FLAGS.values()]
+        mx = [d.name for d in mxnet_format.WRITABLE]
         more = [d.name for d in SUPPORTED if d.name not in mx]
         raise TypeError(f"save: {name!r} has dtype {arr.dtype}, which cannot be saved in "
                         f"any kbackend format: MXNet's .params format holds "
@@ -221,7 +221,8 @@ def save(fname: str, data, format: str | None = None) -> None:
 
     Raises:
         TypeError: for data of another kind, or a dtype the format cannot hold (the
-            message names the formats that can: float8 only in ``.npz``/HDF5).
+            message names the formats that can: int16, uint16/32/64 and float8 only
+            in ``.npz``/HDF5).
         ValueError: for an unknown ``format``.
 
     Example:

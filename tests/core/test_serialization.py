@@ -25,7 +25,8 @@ def _sample(dtype, shape=(2, 3)):
 def test_round_trip_every_dtype(tmp_path, ext, dtype):
     f = str(tmp_path / ("a" + ext))
     data = {"x": _sample(dtype), "scalar": _sample(dtype, ()), "empty": _sample(dtype, (0, 4))}
-    if ext == ".params" and dtype.startswith("float8"):  # MXNet's format has no float8
+    if ext == ".params" and numpy.dtype(dtype) not in mxnet_format.WRITABLE:
+        # MXNet's format has no float8; MXNet 1.9 cannot load int16, uint16/32/64
         with pytest.raises(TypeError, match=rf"'x' has dtype {dtype}.*MXNet's binary .params "
                                             r"format cannot hold.*\.npz or HDF5"):
             serialization.save(f, data)
@@ -244,7 +245,7 @@ def test_save_argument_errors(tmp_path):
         serialization.save(f, {"w": numpy.array(["a"])})
     with pytest.raises(TypeError, match=r"complex128, which cannot be saved in any kbackend "
                                         r"format: MXNet's .params format holds float32.*"
-                                        r"\.npz and HDF5 hold those and float8_e4m3fn"):
+                                        r"\.npz and HDF5 hold those and int16.*float8_e4m3fn"):
         serialization.save(f, {"w": numpy.ones(2, numpy.complex128)})
     with pytest.raises(TypeError, match="data must be"):
         serialization.save(f, 3)
