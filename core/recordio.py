@@ -159,6 +159,15 @@ class MXRecordIO:
             raise
         self._tmp = None
 
+    def _abort(self) -> None:
+        """Close a writer without replacing the target (its temporary file is removed)."""
+        if self.is_open and self.writable:
+            self._file.close()
+            if os.path.exists(self._tmp):
+                os.unlink(self._tmp)
+            self.is_open = False
+        self.close()
+
     def __del__(self):
         try:
             self.close()
@@ -173,11 +182,7 @@ class MXRecordIO:
 
     def reset(self) -> None:
         """Go back to the first record (``'w'``: start the file again, empty)."""
-        if self.is_open and self.writable:
-            self._file.close()
-            os.unlink(self._tmp)
-            self.is_open = False
-        self.close()
+        self._abort()
         self.open()
 
     def __getstate__(self) -> dict:
@@ -270,6 +275,47 @@ class MXRecordIO:
             if cflag in (0, 3):
                 return _MAGIC_BYTES.join(chunks)
             first = False
+
+    def _scan_offsets(self) -> list:
+        """The byte offset of every record, from the headers alone (payloads are skipped)."""
+        with self._lock:
+            offsets, pos = [], 0
+            size = os.fstat(self._file.fileno()).st_size
+            self._seek(0)
+            while True:
+                start = pos
+                first = True
+                while True:
+                    head = self._file.read(8)
+                    if not head and first:
+                        self._seek(0)
+                        return offsets
+                    if len(head) < 8:
+                        raise self._fail(pos, "a record header needs 8 bytes, the file ends "
+                                              f"after {len(head)}")
+                    magic, lrec = _HEAD.unpack(head)
+                    if magic != _MAGIC:
+                        raise self._fail(pos, f"magic number 0x{magic:08x}, expected "
+                                              f"0x{_MAGIC:08x}")
+                    length = lrec & _LEN_MASK
+                    if pos + 8 + length + (-length % 4) > size:
+                        raise self._fail(pos, f"the record announces {length} bytes, the file "
+                                              f"ends after {size - pos - 8}")
+                    pos += 8 + length + (-length % 4)
+                    self._file.seek(pos)
+                    first = False
+                    if lrec >> 29 in (0, 3):
+                        break
+                offsets.append(start)
+
+    def _read_at(self, pos: int) -> bytes:
+        """The record that starts at byte offset ``pos``."""
+        with self._lock:
+            self._seek(pos)
+            out = self._read_locked()
+        if out is None:
+            raise self._fail(pos, "no record starts at the end of the file")
+        return out
 
     def _seek(self, pos: int) -> None:
         self._file.seek(pos)
@@ -489,6 +535,14 @@ def decode_image(buf, flag: int = 1, to_rgb: bool = True, where: str = "imdecode
     Image = _pil()
     try:
         with Image.open(io.BytesIO(bytes(buf))) as im:
+            if flag == 0 and im.format == "JPEG":
+                im.draft("L", im.size)  # libjpeg's own gray output (the Y channel), as OpenCV
+            if flag == 0 and im.mode not in ("L", "1"):
+                # libpng's fixed-point RGB-to-gray, which OpenCV's PNG decoder asks for
+                # (0.299/0.587/0.114 in 1/32768ths, rounded down), not Pillow's conversion.
+                rgb = numpy.asarray(im.convert("RGB"), numpy.int64)
+                x = (rgb @ numpy.array([9797, 19234, 3737], numpy.int64)) >> 15
+                im = Image.fromarray(x.astype(numpy.uint8))
             if flag == 0:
                 im = im.convert("L")
             elif flag > 0:

@@ -1,0 +1,643 @@
+"""MXNet's RecordIO image iterators: ``ImageRecordIter``, ``ImageRecordUInt8Iter`` and
+``ImageDetRecordIter`` (``mx.io``), reading the ``.rec`` files that ``im2rec`` writes.
+
+Each batch decodes its images (Pillow, ``preprocess_threads`` threads), augments them
+as MXNet's default C++ augmenter does (in its order: resize the shorter edge, pad,
+random-resized / random-size / centre or random crop, colour jitter, PCA noise, mirror,
+then ``(x - mean) * scale / std``) and stacks them as ``(batch, C, H, W)`` RGB. Labels
+come from the record headers (``label_width`` of them) or from ``path_imglist``.
+
+Where ours differs from MXNet 1.9.1's C++ iterator:
+
+- decoding is Pillow's and resizing follows OpenCV's formulas in NumPy, so pixels can
+  differ from MXNet's by a few levels for JPEG files (PNG decodes identically);
+- the random numbers are NumPy's (seeded by ``seed``/``seed_aug``), not MXNet's; a
+  seed gives the same batches whatever ``preprocess_threads`` is;
+- ``shuffle`` reorders all records of the part each epoch (MXNet without an ``.idx``
+  shuffles within chunks); ``shuffle_chunk_*`` and ``prefetch_buffer`` are accepted
+  and ignored;
+- ``round_batch=False`` pads the last batch with the first images and reports the pad
+  (MXNet 1.9.1 leaves stale data there and reports pad 0);
+- the affine augmentations (``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
+  ``max/min_random_scale``, ``max/min_img_size``, non-random-resized aspect ratios),
+  HLS jitter (``random_h/s/l``) and ``mean_img`` raise ``NotImplementedError``.
+
+Example:
+    >>> import os, tempfile, numpy, pytest
+    >>> _ = pytest.importorskip("PIL")
+    >>> from core import recordio
+    >>> from core.io import ImageRecordIter
+    >>> d = tempfile.mkdtemp(); rec = os.path.join(d, 'a.rec')
+    >>> w = recordio.MXRecordIO(rec, 'w')
+    >>> for i in range(3):
+    ...     w.write(recordio.pack_img(recordio.IRHeader(0, float(i), i, 0),
+    ...                               numpy.full((6, 8, 3), 10 * i, 'uint8'), img_fmt='.png'))
+    >>> w.close()
+    >>> it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 4, 4), batch_size=2)
+    >>> [(b.data[0].shape, b.label[0].asnumpy().tolist(), b.pad) for b in it]
+    [((2, 3, 4, 4), [0.0, 1.0], 0), ((2, 3, 4, 4), [2.0, 0.0], 1)]
+"""
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy
+
+from .. import recordio
+from ..ndarray import array
+from .base import DataBatch, DataDesc, DataIter
+
+__all__ = ["ImageDetRecordIter", "ImageRecordIter", "ImageRecordUInt8Iter"]
+
+_EIG = numpy.array([[55.46 * -0.5675, 4.794 * 0.7192, 1.148 * 0.4009],
+                    [55.46 * -0.5808, 4.794 * -0.0045, 1.148 * -0.8140],
+                    [55.46 * -0.5836, 4.794 * -0.6948, 1.148 * 0.4203]], numpy.float32)
+# MXNet converts its BGR images with OpenCV's RGB2GRAY, so the weights land swapped.
+_GRAY = numpy.array([0.114, 0.587, 0.299], numpy.float32)
+
+_AUG_DEFAULTS = dict(
+    resize=-1, rand_crop=False, random_resized_crop=False, max_rotate_angle=0,
+    max_aspect_ratio=0.0, min_aspect_ratio=None, max_shear_ratio=0.0, max_crop_size=-1,
+    min_crop_size=-1, max_random_scale=1.0, min_random_scale=1.0, max_random_area=1.0,
+    min_random_area=1.0, max_img_size=1e10, min_img_size=0.0, brightness=0.0, contrast=0.0,
+    saturation=0.0, pca_noise=0.0, random_h=0, random_s=0, random_l=0, rotate=-1.0,
+    fill_value=255, inter_method=1, pad=0)
+_NORM_DEFAULTS = dict(
+    mirror=False, rand_mirror=False, mean_img="", mean_r=0.0, mean_g=0.0, mean_b=0.0,
+    mean_a=0.0, std_r=1.0, std_g=1.0, std_b=1.0, std_a=1.0, scale=1.0,
+    max_random_contrast=0.0, max_random_illumination=0.0)
+_IGNORED = ("verbose", "prefetch_buffer", "ctx", "device_id", "shuffle_chunk_size",
+            "shuffle_chunk_seed", "aug_seq")
+
+
+# ------------------------------------------------------------------ resizing (cv2.resize)
+def _cubic(t):
+    a, t = -0.75, numpy.abs(t)
+    return numpy.where(t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1,
+                       numpy.where(t < 2, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a, 0.0))
+
+
+def _axis_weights(n_in: int, n_out: int, method: int) -> numpy.ndarray:
+    """The ``(n_out, n_in)`` interpolation matrix of one axis, as cv2.resize samples."""
+    scale = n_in / n_out
+    d = numpy.arange(n_out, dtype=numpy.float64)
+    rows = numpy.arange(n_out)
+    w = numpy.zeros((n_out, n_in))
+    if method == 0:
+        w[rows, numpy.minimum(numpy.floor(d * scale).astype(int), n_in - 1)] = 1.0
+        return w
+    if method == 3 and n_out <= n_in:
+        lo, hi = d * scale, (d + 1) * scale
+        i = numpy.arange(n_in, dtype=numpy.float64)
+        over = numpy.minimum(hi[:, None], i[None] + 1) - numpy.maximum(lo[:, None], i[None])
+        return numpy.clip(over, 0, None) / scale
+    fx = (d + 0.5) * scale - 0.5
+    sx = numpy.floor(fx)
+    fx -= sx
+    sx = sx.astype(int)
+    if method in (1, 3):
+        edge = (sx < 0) | (sx >= n_in - 1)
+        fx = numpy.where(edge, 0.0, fx)
+        sx = numpy.clip(sx, 0, n_in - 1)
+        numpy.add.at(w, (rows, sx), 1 - fx)
+        numpy.add.at(w, (rows, numpy.minimum(sx + 1, n_in - 1)), fx)
+        return w
+    offsets = numpy.arange(-1, 3) if method == 2 else numpy.arange(-3, 5)
+    t = fx[:, None] - offsets[None]
+    if method == 2:
+        taps = _cubic(t)
+    else:
+        taps = numpy.sinc(t) * numpy.sinc(t / 4)
+        taps /= taps.sum(axis=1, keepdims=True)
+    idx = numpy.clip(sx[:, None] + offsets[None], 0, n_in - 1)
+    numpy.add.at(w, (numpy.repeat(rows, len(offsets)), idx.ravel()), taps.ravel())
+    return w
+
+
+def _interp(method: int, old_wh, new_wh, rng) -> int:
+    if method == 9:
+        if new_wh[0] > old_wh[0] and new_wh[1] > old_wh[1]:
+            return 2
+        if new_wh[0] < old_wh[0] and new_wh[1] < old_wh[1]:
+            return 3
+        return 1
+    if method == 10:
+        return int(rng.integers(0, 5))
+    return method
+
+
+def _resize(img: numpy.ndarray, w: int, h: int, method: int) -> numpy.ndarray:
+    """Resize a uint8 ``(H, W, C)`` image to ``(h, w)`` as ``cv2.resize`` does."""
+    if img.shape[:2] == (h, w):
+        return img
+    wh = _axis_weights(img.shape[0], h, method).astype(numpy.float32)
+    ww = _axis_weights(img.shape[1], w, method).astype(numpy.float32)
+    out = numpy.einsum("oh,hwc->owc", wh, img.astype(numpy.float32))
+    out = numpy.einsum("pw,owc->opc", ww, out)
+    return numpy.clip(numpy.rint(out), 0, 255).astype(numpy.uint8)
+
+
+def _saturate(x) -> numpy.ndarray:
+    return numpy.clip(numpy.rint(x), 0, 255).astype(numpy.uint8)
+
+
+class _Params:
+    """The iterator's arguments, checked once."""
+
+    def __init__(self, owner: str, kwargs: dict):
+        self.owner = owner
+        known = dict(_AUG_DEFAULTS, **_NORM_DEFAULTS)
+        for k in _IGNORED:
+            kwargs.pop(k, None)
+        unknown = sorted(set(kwargs) - set(known))
+        if unknown:
+            raise TypeError(f"{owner}: unknown argument(s) {', '.join(unknown)}")
+        for k, v in known.items():
+            setattr(self, k, kwargs.get(k, v))
+        self._unsupported()
+
+    def _unsupported(self) -> None:
+        bad = [name for name, off in (("max_rotate_angle", self.max_rotate_angle == 0),
+                                      ("rotate", self.rotate <= 0),
+                                      ("max_shear_ratio", self.max_shear_ratio == 0),
+                                      ("max_random_scale", self.max_random_scale == 1),
+                                      ("min_random_scale", self.min_random_scale == 1),
+                                      ("max_img_size", self.max_img_size == 1e10),
+                                      ("min_img_size", self.min_img_size == 0),
+                                      ("random_h", self.random_h == 0),
+                                      ("random_s", self.random_s == 0),
+                                      ("random_l", self.random_l == 0),
+                                      ("mean_img", not self.mean_img)) if not off]
+        lo, hi = self.aspect_range()
+        if not self.random_resized_crop and (lo, hi) != (1.0, 1.0):
+            bad.append("max_aspect_ratio/min_aspect_ratio (without random_resized_crop)")
+        if bad:
+            raise NotImplementedError(f"{self.owner}: the augmentation(s) {', '.join(bad)} "
+                                      f"are not implemented here (see core.io.image_record)")
+        if self.inter_method not in (0, 1, 2, 3, 4, 9, 10):
+            raise ValueError(f"{self.owner}: inter_method must be 0-4, 9 or 10, got "
+                             f"{self.inter_method}")
+        if self.random_resized_crop and (self.rand_crop or self.max_crop_size != -1
+                                         or self.min_crop_size != -1):
+            raise ValueError(f"{self.owner}: random_resized_crop conflicts with rand_crop, "
+                             f"min_crop_size and max_crop_size")
+
+    def aspect_range(self) -> tuple:
+        if self.min_aspect_ratio is not None:
+            return float(self.min_aspect_ratio), float(self.max_aspect_ratio)
+        return 1.0 - self.max_aspect_ratio, 1.0 + self.max_aspect_ratio
+
+
+def _augment(p: _Params, img: numpy.ndarray, data_shape, rng) -> numpy.ndarray:
+    """MXNet's default augmenter on one RGB(A)/gray uint8 ``(H, W, C)`` image."""
+    _, oh, ow = data_shape
+    if p.resize > 0:
+        h, w = img.shape[:2]
+        nh, nw = (p.resize * h // w, p.resize) if h > w else (p.resize, p.resize * w // h)
+        img = _resize(img, nw, nh, _interp(p.inter_method, (w, h), (nw, nh), rng))
+    if p.pad > 0:
+        img = numpy.pad(img, ((p.pad, p.pad), (p.pad, p.pad), (0, 0)),
+                        constant_values=p.fill_value)
+    cropped = False
+    if p.random_resized_crop:
+        lo, hi = p.aspect_range()
+        if (p.max_random_area, p.min_random_area, lo, hi) != (1.0, 1.0, 1.0, 1.0):
+            if lo <= 0 or p.min_random_area > p.max_random_area or lo > hi:
+                raise ValueError(f"{p.owner}: need 0 < min_aspect_ratio <= max_aspect_ratio "
+                                 f"and min_random_area <= max_random_area")
+            area = img.shape[0] * img.shape[1]
+            for _ in range(10):
+                target = area * rng.uniform(p.min_random_area, p.max_random_area)
+                ratio = rng.uniform(lo, hi)
+                ya, xa = round(math.sqrt(target / ratio)), round(math.sqrt(target * ratio))
+                if rng.uniform() > 0.5:
+                    ya, xa = xa, ya
+                if ya <= img.shape[0] and xa <= img.shape[1]:
+                    y = int(rng.integers(0, img.shape[0] - ya + 1))
+                    x = int(rng.integers(0, img.shape[1] - xa + 1))
+                    img = _resize(img[y:y + ya, x:x + xa], ow, oh,
+                                  _interp(p.inter_method, (xa, ya), (ow, oh), rng))
+                    cropped = True
+                    break
+    elif p.max_crop_size != -1 or p.min_crop_size != -1:
+        if (img.shape[1] < p.max_crop_size or img.shape[0] < p.max_crop_size
+                or p.max_crop_size < p.min_crop_size):
+            raise ValueError(f"{p.owner}: the image ({img.shape[0]}x{img.shape[1]}) is "
+                             f"smaller than max_crop_size={p.max_crop_size}, or "
+                             f"max_crop_size < min_crop_size={p.min_crop_size}")
+        size = int(rng.integers(p.min_crop_size, p.max_crop_size + 1))
+        y, x = img.shape[0] - size, img.shape[1] - size
+        if p.rand_crop:
+            y, x = int(rng.integers(0, y + 1)), int(rng.integers(0, x + 1))
+        else:
+            y, x = y // 2, x // 2
+        img = _resize(img[y:y + size, x:x + size], ow, oh,
+                      _interp(p.inter_method, (size, size), (ow, oh), rng))
+        cropped = True
+    if not cropped:
+        method = _interp(p.inter_method, img.shape[1::-1], (ow, oh), rng)
+        if img.shape[0] < oh:
+            img = _resize(img, int(oh / img.shape[0] * img.shape[1]), oh, method)
+        if img.shape[1] < ow:
+            img = _resize(img, ow, int(ow / img.shape[1] * img.shape[0]), method)
+        y, x = img.shape[0] - oh, img.shape[1] - ow
+        if p.rand_crop:
+            y, x = int(rng.integers(0, y + 1)), int(rng.integers(0, x + 1))
+        else:
+            y, x = y // 2, x // 2
+        img = img[y:y + oh, x:x + ow]
+    if (p.brightness > 0 or p.contrast > 0 or p.saturation > 0) and img.shape[2] >= 3:
+        alphas = [1.0 + rng.uniform(-v, v) for v in (p.brightness, p.contrast, p.saturation)]
+        for i in rng.permutation(3):
+            f = img.astype(numpy.float32)
+            gray = f[..., :3] @ _GRAY
+            if i == 0:
+                img = _saturate(f * alphas[0])
+            elif i == 1:
+                img = _saturate(f * alphas[1] + (1 - alphas[1]) * float(gray.mean()))
+            else:
+                img = _saturate(f * alphas[2] + (1 - alphas[2]) * gray[..., None])
+    if p.pca_noise > 0 and img.shape[2] >= 3:
+        noise = _EIG @ rng.normal(0, p.pca_noise, 3).astype(numpy.float32)
+        img = numpy.clip(numpy.trunc(img[..., :3] + noise), 0, 255).astype(numpy.uint8)
+    return img
+
+
+class ImageRecordIter(DataIter):
+    """Batches of augmented images from a RecordIO file (MXNet's ``mx.io.ImageRecordIter``).
+
+    Args:
+        path_imgrec: the ``.rec`` file.
+        data_shape: ``(channels, height, width)`` of one image; channels 1 (gray),
+            3 (RGB) or 4 (RGBA).
+        batch_size: images per batch.
+        path_imgidx: the ``.idx`` file (optional; the records are found by scanning
+            the ``.rec`` file without it).
+        path_imglist: a ``.lst`` file whose labels replace the records' (matched by
+            the record header's id).
+        label_width: labels per image; the label batch is ``(batch,)`` for 1, else
+            ``(batch, label_width)``.
+        shuffle: reorder the records every epoch (``seed`` seeds it).
+        seed: the random seed of shuffling and augmentation.
+        seed_aug: if given, each image's augmentation is drawn from ``(seed_aug, its
+            index)``: the same in every epoch.
+        round_batch: fill the last batch from the start of the data (the next epoch
+            then starts after those images), else pad it with the first images.
+        num_parts, part_index: read only part ``part_index`` of ``num_parts``
+            contiguous parts (distributed training).
+        preprocess_threads: threads decoding and augmenting.
+        dtype: ``'float32'`` (default), ``'uint8'`` (no normalization) or ``'int8'``.
+        data_name, label_name: the names in ``provide_data``/``provide_label``.
+        **kwargs: MXNet's augmentation and normalization arguments: ``resize``,
+            ``rand_crop``, ``random_resized_crop``, ``max/min_random_area``,
+            ``max/min_aspect_ratio``, ``max/min_crop_size``, ``rand_mirror``, ``mirror``,
+            ``mean_r/g/b/a``, ``std_r/g/b/a``, ``scale``, ``max_random_contrast``,
+            ``max_random_illumination``, ``brightness``, ``contrast``, ``saturation``,
+            ``pca_noise``, ``pad``, ``fill_value``, ``inter_method``.
+
+    Raises:
+        FileNotFoundError: a missing ``.rec``, ``.idx`` or ``.lst`` file.
+        ValueError: a bad shape or argument, or a record whose label does not have
+            ``label_width`` values (named by file and record).
+
+    Example:
+        >>> from core.io import ImageRecordIter
+        >>> ImageRecordIter(path_imgrec='missing.rec', data_shape=(3, 4, 4), batch_size=2)
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: ImageRecordIter: path_imgrec='missing.rec': no such file
+    """
+
+    _owner = "ImageRecordIter"
+    _default_dtype = "float32"
+
+    def __init__(self, path_imgrec: str = "", data_shape=None, batch_size: int = 0,
+                 path_imgidx: str = "", path_imglist: str = "", label_width: int = 1,
+                 shuffle: bool = False, seed: int = 0, seed_aug=None, round_batch: bool = True,
+                 num_parts: int = 1, part_index: int = 0, preprocess_threads: int = 4,
+                 dtype=None, data_name: str = "data", label_name: str = "softmax_label",
+                 **kwargs):
+        owner = self._owner
+        super().__init__(int(batch_size))
+        if not path_imgrec:
+            raise ValueError(f"{owner}: path_imgrec (the .rec file) is required")
+        for field, path in (("path_imgrec", path_imgrec), ("path_imgidx", path_imgidx),
+                            ("path_imglist", path_imglist)):
+            if path and not os.path.isfile(path):
+                raise FileNotFoundError(f"{owner}: {field}={path!r}: no such file")
+        if data_shape is None or len(tuple(data_shape)) != 3 or min(data_shape) < 1:
+            raise ValueError(f"{owner}: data_shape must be (channels, height, width) with "
+                             f"positive sizes, got {data_shape!r}")
+        self.data_shape = tuple(int(s) for s in data_shape)
+        if self.data_shape[0] not in (1, 3, 4):
+            raise ValueError(f"{owner}: data_shape[0] (channels) must be 1, 3 or 4, got "
+                             f"{self.data_shape[0]} in {self.data_shape}")
+        if self.batch_size < 1:
+            raise ValueError(f"{owner}: batch_size must be at least 1, got {batch_size}")
+        if int(label_width) < 1:
+            raise ValueError(f"{owner}: label_width must be at least 1, got {label_width}")
+        if num_parts < 1 or not 0 <= part_index < num_parts:
+            raise ValueError(f"{owner}: need 0 <= part_index < num_parts, got "
+                             f"part_index={part_index}, num_parts={num_parts}")
+        self.dtype = numpy.dtype(dtype or self._default_dtype)
+        if self.dtype.name not in ("float32", "uint8", "int8"):
+            raise ValueError(f"{owner}: dtype must be float32, uint8 or int8, got {dtype!r}")
+        self._p = _Params(owner, dict(kwargs))
+        self.path_imgrec = path_imgrec
+        self.label_width = int(label_width)
+        self.shuffle = bool(shuffle)
+        self.seed, self.seed_aug = int(seed), seed_aug
+        self.round_batch = bool(round_batch)
+        self.preprocess_threads = max(1, int(preprocess_threads))
+        if path_imgidx:
+            self._rec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+            offsets = [self._rec.idx[k] for k in self._rec.keys]
+        else:
+            self._rec = recordio.MXRecordIO(path_imgrec, "r")
+            offsets = self._rec._scan_offsets()
+        n = len(offsets)
+        step = -(-n // num_parts)
+        self._offsets = offsets[part_index * step:min((part_index + 1) * step, n)]
+        if not self._offsets:
+            raise ValueError(f"{owner}: {path_imgrec!r} part {part_index} of {num_parts} holds "
+                             f"no records ({n} in the file)")
+        self._imglist = self._read_imglist(path_imglist) if path_imglist else None
+        label_shape = (self.batch_size,) if self.label_width == 1 else \
+            (self.batch_size, self.label_width)
+        self.provide_data = [DataDesc(data_name, (self.batch_size,) + self.data_shape,
+                                      self.dtype.type)]
+        self.provide_label = [DataDesc(label_name, label_shape, numpy.float32)]
+        self._pool = ThreadPoolExecutor(self.preprocess_threads)
+        self._epoch = -1
+        self._carry = 0
+        self._current = None
+        self.reset()
+
+    # -------------------------------------------------------------- set-up helpers
+    def _read_imglist(self, path: str) -> dict:
+        table = {}
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                fields = line.strip().split("\t")
+                if fields == [""]:
+                    continue
+                try:
+                    key, labels = int(fields[0]), [float(v) for v in fields[1:-1]]
+                except ValueError:
+                    raise ValueError(f"{self._owner}: {path!r} line {n}: expected "
+                                     f"'index<TAB>label(s)<TAB>path', got {line.rstrip()!r}"
+                                     ) from None
+                if len(labels) != self.label_width:
+                    raise ValueError(f"{self._owner}: {path!r} line {n} has {len(labels)} "
+                                     f"label(s) but label_width={self.label_width}")
+                table[key] = numpy.asarray(labels, numpy.float32)
+        return table
+
+    # -------------------------------------------------------------- iteration
+    def reset(self) -> None:
+        """Start the next epoch (after a ``round_batch`` overflow: past the reused images)."""
+        self._epoch += 1
+        n = len(self._offsets)
+        if self.shuffle:
+            self._order = numpy.random.default_rng([self.seed, self._epoch]).permutation(n)
+        else:
+            self._order = numpy.arange(n)
+        self._pos = self._carry if self.round_batch else 0
+        self._carry = 0
+        self._done = False
+        self._current = None
+
+    def iter_next(self) -> bool:
+        """Decode and augment the next batch; False at the end of the epoch."""
+        n, bs = len(self._order), self.batch_size
+        if self._done or self._pos >= n:
+            return False
+        rows = list(range(self._pos, min(self._pos + bs, n)))
+        self._pos += len(rows)
+        pad = bs - len(rows)
+        if pad:
+            rows += [i % n for i in range(pad)]
+            self._carry = pad % n if self.round_batch else 0
+            self._done = True
+        items = [(int(self._order[r]), r) for r in rows]
+        results = list(self._pool.map(self._load, items))
+        data = numpy.stack([r[0] for r in results])
+        label = numpy.stack([r[1] for r in results])
+        if label.ndim == 2 and label.shape[1] == 1:
+            label = label[:, 0]
+        self._current = (data, label, pad, numpy.array([r[2] for r in results], numpy.uint64))
+        return True
+
+    def next(self) -> DataBatch:
+        """The next batch (``StopIteration`` at the end of the epoch)."""
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                         index=self.getindex(), provide_data=self.provide_data,
+                         provide_label=self.provide_label)
+
+    def _need(self):
+        if self._current is None:
+            raise RuntimeError(f"{self._owner}: no current batch; call iter_next() or next()")
+        return self._current
+
+    def getdata(self):
+        """The current batch's images, ``(batch, C, H, W)``."""
+        return array(self._need()[0], dtype=self.dtype)
+
+    def getlabel(self):
+        """The current batch's labels, ``(batch,)`` or ``(batch, label_width)`` float32."""
+        return array(self._need()[1], dtype=numpy.float32)
+
+    def getpad(self) -> int:
+        """Padding images at the end of the current batch."""
+        return self._need()[2]
+
+    def getindex(self):
+        """The record ids (header ``id``) of the current batch."""
+        return self._need()[3]
+
+    # -------------------------------------------------------------- one image
+    def _label(self, header, where: str) -> numpy.ndarray:
+        if self._imglist is not None:
+            if header.id not in self._imglist:
+                raise ValueError(f"{where}: id {header.id} is not in path_imglist")
+            return self._imglist[header.id]
+        if header.flag > 0:
+            if header.flag != self.label_width:
+                raise ValueError(f"{where} holds {header.flag} labels but "
+                                 f"label_width={self.label_width}")
+            return numpy.asarray(header.label, numpy.float32)
+        if self.label_width != 1:
+            raise ValueError(f"{where} holds one label but label_width={self.label_width}; "
+                             f"pack the labels into the record (im2rec --pack-label) or "
+                             f"give path_imglist")
+        return numpy.full(1, header.label, numpy.float32)
+
+    def _rng(self, idx: int, row: int):
+        if self.seed_aug is not None:
+            return numpy.random.default_rng([int(self.seed_aug), idx])
+        return numpy.random.default_rng([self.seed, self._epoch, row])
+
+    def _decode(self, buf: bytes, where: str) -> numpy.ndarray:
+        c = self.data_shape[0]
+        img = recordio.decode_image(buf, {1: 0, 3: 1, 4: -1}[c], True, where)
+        if img.shape[2] != c:
+            raise ValueError(f"{where}: the image has {img.shape[2]} channel(s), data_shape "
+                             f"{self.data_shape} asks for {c}")
+        return img
+
+    def _load(self, item):
+        idx, row = item
+        offset = self._offsets[idx]
+        where = f"{self._owner}: {self.path_imgrec!r} record {idx} (byte offset {offset})"
+        header, buf = recordio.unpack(self._rec._read_at(offset))
+        label = self._label(header, where)
+        rng = self._rng(idx, row)
+        img = _augment(self._p, self._decode(buf, where), self.data_shape, rng)
+        if self._mirrored(rng):
+            img = img[:, ::-1]
+        return self._finish(img, rng), label, header.id
+
+    def _mirrored(self, rng) -> bool:
+        return bool((self._p.rand_mirror and rng.uniform() < 0.5) or self._p.mirror)
+
+    def _finish(self, img: numpy.ndarray, rng) -> numpy.ndarray:
+        """Normalize (float32 or int8) and transpose to ``(C, H, W)``."""
+        p = self._p
+        c = img.shape[2]
+        if self.dtype == numpy.uint8:
+            return numpy.ascontiguousarray(img.transpose(2, 0, 1))
+        mean = numpy.array([p.mean_r, p.mean_g, p.mean_b, p.mean_a][:c] if c > 1 else
+                           [p.mean_r], numpy.float32)
+        if self.dtype == numpy.int8:
+            out = img.astype(numpy.int16) - numpy.round(mean).astype(numpy.int16)
+            return numpy.clip(out, -128, 127).astype(numpy.int8).transpose(2, 0, 1).copy()
+        std = numpy.array([p.std_r, p.std_g, p.std_b, p.std_a][:c] if c > 1 else [p.std_r],
+                          numpy.float32)
+        contrast = (rng.uniform() * p.max_random_contrast * 2 - p.max_random_contrast + 1) \
+            * p.scale
+        illum = (rng.uniform() * p.max_random_illumination * 2
+                 - p.max_random_illumination) * p.scale
+        out = (img.astype(numpy.float32) - mean) * (contrast / std) + illum / std
+        return numpy.ascontiguousarray(out.transpose(2, 0, 1), dtype=numpy.float32)
+
+    def __del__(self):
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+
+class ImageRecordUInt8Iter(ImageRecordIter):
+    """``ImageRecordIter`` with uint8 images (no normalization), as MXNet's deprecated
+    ``ImageRecordUInt8Iter`` (same as ``ImageRecordIter(dtype='uint8')``).
+
+    Example:
+        >>> from core.io import ImageRecordUInt8Iter
+        >>> ImageRecordUInt8Iter._default_dtype
+        'uint8'
+    """
+
+    _owner = "ImageRecordUInt8Iter"
+    _default_dtype = "uint8"
+
+
+class ImageDetRecordIter(ImageRecordIter):
+    """Object-detection batches from a RecordIO file (a subset of MXNet's
+    ``mx.io.ImageDetRecordIter``).
+
+    A record's label array is MXNet's detection layout: ``[header_width, object_width,
+    <header_width - 2 extra values>, obj0..., obj1..., ...]`` with boxes as
+    ``[class, xmin, ymin, xmax, ymax, ...]`` in relative coordinates. Each image is
+    resized to ``data_shape`` (boxes stay valid in relative coordinates), mirrored
+    with ``rand_mirror`` (boxes flipped), normalized, and the labels of a batch are
+    padded with ``-1`` to ``(batch, max objects, object_width)`` (at least
+    ``label_pad_width`` values per image when given). The random crop/pad and colour
+    augmentations of MXNet's detection augmenter are not implemented.
+
+    Args:
+        path_imgrec: the ``.rec`` file.
+        data_shape: ``(channels, height, width)``.
+        batch_size: images per batch.
+        label_pad_width: the padded label length per image (0: the longest in the file).
+        label_pad_value: the value padding labels (default -1).
+        **kwargs: as :class:`ImageRecordIter` (``path_imgidx``, ``shuffle``, ``seed``,
+            ``round_batch``, ``num_parts``, ``part_index``, ``rand_mirror``,
+            ``mean_r/g/b``, ``std_r/g/b``, ``scale``, ``inter_method``, ...).
+
+    Example:
+        >>> from core.io import ImageDetRecordIter
+        >>> ImageDetRecordIter._owner
+        'ImageDetRecordIter'
+    """
+
+    _owner = "ImageDetRecordIter"
+
+    def __init__(self, path_imgrec: str = "", data_shape=None, batch_size: int = 0,
+                 label_pad_width: int = 0, label_pad_value: float = -1.0, **kwargs):
+        for k in ("resize", "rand_crop", "random_resized_crop", "brightness", "contrast",
+                  "saturation", "pca_noise", "pad", "max_crop_size", "min_crop_size"):
+            if kwargs.get(k, _AUG_DEFAULTS[k]) != _AUG_DEFAULTS[k]:
+                raise NotImplementedError(f"ImageDetRecordIter: {k} is not implemented here")
+        for k in ("label_width", "path_imglist"):
+            kwargs.pop(k, None)
+        self._pad_width = int(label_pad_width)
+        self._pad_value = float(label_pad_value)
+        self._obj_width = None
+        super().__init__(path_imgrec, data_shape, batch_size, label_width=1, **kwargs)
+        self.provide_label = [DataDesc(self.provide_label[0].name,
+                                       (self.batch_size,) + self._label_shape(), numpy.float32)]
+
+    def _label_shape(self) -> tuple:
+        width, longest = None, 0
+        for offset in self._offsets:
+            header, _ = recordio.unpack(self._rec._read_at(offset))
+            obj, raw = self._objects(header, offset)
+            width = width or obj
+            if obj != width:
+                raise ValueError(f"ImageDetRecordIter: {self.path_imgrec!r} record at byte "
+                                 f"offset {offset} has object width {obj}, earlier ones "
+                                 f"{width}")
+            longest = max(longest, len(raw) // obj)
+        self._obj_width = width
+        rows = max(longest, -(-self._pad_width // width)) if self._pad_width else longest
+        self._rows = rows
+        return (rows, width)
+
+    def _objects(self, header, offset):
+        label = numpy.atleast_1d(numpy.asarray(header.label, numpy.float32))
+        if label.size < 2 or int(label[0]) < 2 or int(label[1]) < 1:
+            raise ValueError(f"ImageDetRecordIter: {self.path_imgrec!r} record at byte offset "
+                             f"{offset}: expected a detection label [header_width, "
+                             f"object_width, ...], got {label.tolist()}")
+        hw, ow = int(label[0]), int(label[1])
+        raw = label[hw:]
+        if raw.size % ow:
+            raise ValueError(f"ImageDetRecordIter: {self.path_imgrec!r} record at byte offset "
+                             f"{offset}: {raw.size} object values are not a multiple of "
+                             f"the object width {ow}")
+        return ow, raw
+
+    def _label(self, header, where: str) -> numpy.ndarray:
+        return numpy.asarray(header.label, numpy.float32)
+
+    def _load(self, item):
+        idx, row = item
+        offset = self._offsets[idx]
+        where = f"ImageDetRecordIter: {self.path_imgrec!r} record {idx} (byte offset {offset})"
+        header, buf = recordio.unpack(self._rec._read_at(offset))
+        ow, raw = self._objects(header, offset)
+        boxes = raw.reshape(-1, ow).copy()
+        rng = self._rng(idx, row)
+        img = self._decode(buf, where)
+        c, h, w = self.data_shape
+        img = _resize(img, w, h, _interp(self._p.inter_method, img.shape[1::-1], (w, h), rng))
+        if self._mirrored(rng):
+            img = img[:, ::-1]
+            boxes[:, [1, 3]] = 1.0 - boxes[:, [3, 1]]
+        img = self._finish(img, rng)
+        label = numpy.full((self._rows, ow), self._pad_value, numpy.float32)
+        label[:len(boxes)] = boxes
+        return img, label, header.id
