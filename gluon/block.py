@@ -736,7 +736,9 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------------ forward
     def __call__(self, *args, **kwargs):
-        if args and _is_symbol(args[0]):
+        if hybrid.has_symbol(args):
+            if hybrid.composes_symbolically(self):
+                return super().__call__(*args, **kwargs)  # hooks, then forward on Symbols
             return hybrid.symbolic_call(self, args)
         if self._active and not is_tracing():
             out = hybrid.call_cached(self, args, kwargs)
@@ -756,7 +758,11 @@ class HybridBlock(Block):
 
     def forward(self, x, *args, **kwargs):
         """Call :meth:`hybrid_forward` with ``F = core.nd`` and the parameters' data on
-        the input's context (subclasses may define ``forward`` instead)."""
+        the input's context (subclasses may define ``forward`` instead); on Symbols, with
+        ``F = core.sym`` and the parameters as variables (MXNet 1.x's symbolic mode: their
+        unknown dimensions are inferred when the Symbol is bound)."""
+        if hybrid.has_symbol((x, *args)):
+            return hybrid.compose_symbol(self, (x, *args), kwargs)
         ctx = _first_ctx((x, *args))
         if ctx is None:
             raise ValueError(f"In HybridBlock {self.name}, there must be one NDArray in the "
@@ -795,10 +801,6 @@ class HybridBlock(Block):
         self.hybridize(True, backend=backend, clear=clear, static_alloc=static_alloc,
                        static_shape=static_shape, **kwargs)
         self(x, *args)
-
-
-def _is_symbol(x) -> bool:
-    return type(x).__name__ == "Symbol" and type(x).__module__ == "core.symbol.symbol"
 
 
 def _describe_params(params) -> str:

@@ -16,6 +16,8 @@ Code whose control flow depends on array values (``if x.sum() > 0:``,
 """
 from __future__ import annotations
 
+import weakref
+
 from core import autograd
 from core.ndarray import AbstractValueError, NDArray
 from core.ops.abstract import is_tracing
@@ -171,9 +173,96 @@ def _call_inline(block, args, kwargs):
     return Block.__call__(block, *args, **kwargs)
 
 
+# --------------------------------------------------------------------------- on Symbols
+def _is_symbol(x) -> bool:
+    return type(x).__name__ == "Symbol" and type(x).__module__ == "core.symbol.symbol"
+
+
+def has_symbol(args) -> bool:
+    """Whether ``args`` (nested lists and tuples included) hold a Symbol."""
+    for a in args:
+        if _is_symbol(a) or (isinstance(a, (list, tuple)) and has_symbol(a)):
+            return True
+    return False
+
+
+def _defining_class(cls, attr: str):
+    return next(c for c in cls.__mro__ if attr in c.__dict__)
+
+
+def composes_symbolically(block) -> bool:
+    """Whether ``block`` composes a Symbol the MXNet 1.x way, through its own
+    ``hybrid_forward(F=core.sym, ...)``: a ``hybrid_forward`` that a ``forward`` defined
+    further down the class tree does not replace (a block with only a plain ``forward``
+    is traced instead, which needs its inputs' full shapes: :func:`symbolic_call`)."""
+    from .block import HybridBlock
+
+    cls = type(block)
+    if cls.hybrid_forward is HybridBlock.hybrid_forward:
+        return False
+    mro = cls.__mro__
+    return mro.index(_defining_class(cls, "hybrid_forward")) < \
+        mro.index(_defining_class(cls, "forward")) or cls.forward is HybridBlock.forward
+
+
+# The variable of each parameter, reused while the parameter's description (name,
+# shape, dtype, multipliers) stays the same, so a parameter used twice in one graph
+# (an unrolled cell, tied weights) is one variable, as MXNet's ``Parameter.var()`` is.
+_VARS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def parameter_variable(param):
+    """``param.var()``, the same Symbol for as long as the parameter is unchanged."""
+    key = (param.name, None if param.shape is None else tuple(param.shape), str(param.dtype),
+           param.lr_mult, param.wd_mult, repr(param.init))
+    cached = _VARS.get(param)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    v = param.var()
+    _VARS[param] = (key, v)
+    return v
+
+
+def compose_symbol(block, args, kwargs):
+    """``hybrid_forward(core.sym, *args, **params, **kwargs)`` (MXNet 1.x's
+    ``HybridBlock.forward`` on Symbols): the parameters are variables of the shapes
+    known so far (unknown dimensions 0), inferred when the Symbol is bound or its
+    ``infer_shape`` is given the data shapes; nodes are named under the block's prefix.
+    """
+    from core import sym
+
+    arrays: list = []
+    _flatten(args, arrays)
+    if arrays:
+        raise TypeError(f"{type(block).__name__} '{block.name}': inputs must be all Symbols or "
+                        f"all NDArrays, got {len(arrays)} NDArray(s) among Symbols")
+    params = {k: parameter_variable(p) for k, p in block._reg_params.items()}
+    try:
+        with block.name_scope(), sym.Prefix(block.prefix):
+            return block.hybrid_forward(sym, *args, **params, **kwargs)
+    except AttributeError as e:
+        # hybrid_forward read an array property (x.shape, x.ndim) a Symbol lacks: trace
+        # it instead when the inputs are variables of known shape.
+        if not kwargs and all(_full_variable(a) for a in args):
+            return symbolic_call(block, args)
+        raise TypeError(f"{type(block).__name__} '{block.name}': hybrid_forward cannot run on "
+                        f"Symbols ({e}); call the block on sym.var(..., shape=...) variables "
+                        "of known shape, or use F operators only in hybrid_forward") from e
+
+
+def _full_variable(a) -> bool:
+    if not _is_symbol(a) or len(a) != 1 or a.list_outputs()[0] not in a.list_inputs():
+        return False
+    from core.symbol.shape_infer import parse_shape
+
+    shape = parse_shape(a.attr("__shape__")) if a.attr("__shape__") else None
+    return bool(shape) and None not in shape
+
+
 def symbolic_call(block, args):
-    """``block(sym.var("data", shape=...))``: trace ``block`` on the variables' shapes and
-    return the Symbol of its outputs (parameters become variables named as they are)."""
+    """``block(sym.var("data", shape=...))`` for a block without ``hybrid_forward``: trace
+    ``block`` on the variables' shapes and return the Symbol of its outputs (parameters
+    become variables named as they are)."""
     from core import nd
     from core.symbol.json_io import parse_value
     from core.symbol.shape_infer import parse_dtype
@@ -194,8 +283,10 @@ def symbolic_call(block, args):
         if not shape or any(int(d) <= 0 for d in shape):
             raise ValueError(
                 f"{type(block).__name__} '{block.name}' was called on Symbol '{a.name}' "
-                f"without a full shape (got {shape_text}): blocks are traced on concrete "
-                f"shapes; use sym.var('{a.name}', shape=(...)) with every dimension known")
+                f"without a full shape (got {shape_text}): a block with a plain forward() "
+                f"is traced on concrete shapes; use sym.var('{a.name}', shape=(...)) with "
+                "every dimension known, or define hybrid_forward(self, F, ...), which "
+                "composes Symbols of any shape")
         dtype = a.attr("__dtype__") or "float32"
         specs.append((a.name, tuple(int(d) for d in shape), dtype))
     ctx = None

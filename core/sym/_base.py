@@ -193,7 +193,7 @@ def _constant(value, name=None) -> Entry:
 
 def compose(op: OpDef, inputs: Sequence, attrs: dict, name: str | None = None,
             user_attrs: dict | None = None, ctx=None, visible: int | None = None,
-            hint: str | None = None) -> Symbol:
+            hint: str | None = None, final_name: bool = False) -> Symbol:
     """Add one node calling ``op`` on ``inputs`` and return the Symbol of its outputs.
 
     Args:
@@ -206,6 +206,7 @@ def compose(op: OpDef, inputs: Sequence, attrs: dict, name: str | None = None,
         ctx: the node's context (operators without array inputs).
         visible: how many outputs the Symbol shows (default: the operator's rule).
         hint: the automatic name's stem (default: the operator's name in lower case).
+        final_name: ``name`` was given by the NameManager already (use it as it is).
 
     Returns:
         The Symbol; its updates are its inputs' plus the operator's own (``op.updates``:
@@ -242,7 +243,8 @@ def compose(op: OpDef, inputs: Sequence, attrs: dict, name: str | None = None,
     known = all(a is not None for a, s in zip(avals, slots) if isinstance(s, Entry))
     nout = op_num_outputs(op, attrs, avals if known else None)
     stem = hint if hint is not None else op.name.lower().lstrip("_")
-    node = Node(op, NameManager.current().get(name, stem), slots, attrs, nout,
+    node_name = name if final_name and name else NameManager.current().get(name, stem)
+    node = Node(op, node_name, slots, attrs, nout,
                 user_attrs=_check_user_attrs(op.name, _scoped(user_attrs)), ctx=ctx)
     for pos, out_pos in (op.updates or {}).items():
         e = slots[pos] if pos < len(slots) else None

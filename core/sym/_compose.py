@@ -95,7 +95,7 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
             else:
                 inputs[i] = var(f"{node_name}_{k}")
     return compose(op, inputs, attrs, name=node_name, user_attrs=user_attrs, ctx=ctx,
-                   visible=visible)
+                   visible=visible, final_name=True)
 
 
 def _bind_attrs(op: OpDef, rest, kwargs) -> dict:

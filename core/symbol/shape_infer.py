@@ -337,8 +337,12 @@ class _Inferrer:
                 self.set_dtype(ins[1], da, n, "the other operand")
 
     def reverse(self, n: Node) -> None:
-        """A shape-preserving one-input operator: its input takes its output's shape."""
+        """A shape-preserving one-input operator: its input takes its output's shape.
+        Any operator whose inputs miss one dimension in all: it is solved from the known
+        output shape (:meth:`solve_one`)."""
         ins = [x for x in n.inputs if isinstance(x, Entry)]
+        if ins and n.num_outputs >= 1:
+            self.solve_one(n)
         if len(ins) != 1 or n.num_outputs != 1:
             return
         out_shape = self.get(Entry(n, 0))[0]
@@ -350,6 +354,56 @@ class _Inferrer:
             keep = self.preserving[n.id] = _preserves_shape(n)
         if keep:
             self.suggest_shape(ins[0], out_shape)
+
+    def solve_one(self, n: Node) -> None:
+        """One unknown input dimension, solved from the known output shapes (MXNet's
+        backward inference of ``_rnn_param_concat`` and ``Reshape``, for any operator):
+        two probed runs give each output dimension as ``a + b * d``; the value of ``d``
+        that gives the known output is kept only if a third run confirms it exactly."""
+        outs = [self.get(Entry(n, i)) for i in range(n.num_outputs)]
+        if not all(_complete(s) for s, _ in outs):
+            return
+        infos = [self.get(x) if isinstance(x, Entry) else None for x in n.inputs]
+        if any(i is not None and i[0] is None for i in infos):
+            return
+        holes = [(k, j) for k, i in enumerate(infos) if i is not None
+                 for j, d in enumerate(i[0]) if d is None]
+        if not holes:
+            return
+        if len(holes) > 1 and not _same_pattern(n, infos, holes):
+            return
+        attrs = {a: (False if v is TRAIN else v) for a, v in n.attrs.items()}
+
+        def run(d):
+            trial = list(infos)
+            for k, j in holes:
+                s, dt = trial[k]
+                trial[k] = (tuple(d if i == j else x for i, x in enumerate(s)), dt)
+            r = self._run(n, trial, attrs, None, raise_value=False, dtypes_known=False)
+            return None if r is None else [tuple(o.shape) for o in r[:n.num_outputs]]
+
+        p, q = UNKNOWN_DIM_PROBES
+        a, b = run(p), run(q)
+        if a is None or b is None:
+            return
+        value = None
+        for (sa, sb, (known, _)) in zip(a, b, outs):
+            if len(sa) != len(known) or len(sb) != len(known):
+                return
+            for da, db, want in zip(sa, sb, known):
+                slope = (db - da) / (q - p)
+                if slope:
+                    d = p + (want - da) / slope
+                    value = d if value is None else value
+                    if d != value:
+                        return
+        if value is None or value != int(value) or value < 1:
+            return
+        if run(int(value)) == [tuple(s) for s, _ in outs]:
+            for k, j in holes:
+                s = self.get(n.inputs[k])[0]
+                self.suggest_shape(n.inputs[k], tuple(int(value) if i == j else x
+                                                      for i, x in enumerate(s)))
 
     # ------------------------------------------------------------ driver
     def run(self, nodes) -> None:
@@ -363,6 +417,15 @@ class _Inferrer:
                 self.reverse(n)
             if not self.changed:
                 return
+
+
+def _same_pattern(n: Node, infos, holes) -> bool:
+    """Several unknown dimensions solved as one value: only for the pieces of a
+    ``concatenate`` that have the same shape pattern (the fused RNN's layer-0 input
+    weights of both directions, flattened: MXNet's ``_rnn_param_concat``)."""
+    if n.op.name != "concatenate" or len({k for k, _ in holes}) != len(holes):
+        return False
+    return len({infos[k][0] for k, _ in holes}) == 1
 
 
 def _attrs(n: Node) -> dict:

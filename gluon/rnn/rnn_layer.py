@@ -36,6 +36,7 @@ from core import nd
 from core.ndarray import NDArray
 
 from ..block import HybridBlock
+from ..hybrid import has_symbol
 from . import rnn_cell
 
 __all__ = ["GRU", "LSTM", "RNN"]
@@ -220,10 +221,8 @@ class _RNNLayer(HybridBlock):
             when ``states`` is None, else ``(output, new_states)`` with the list of
             final states.
         """
-        if type(inputs).__name__ == "Symbol" and states is None:
-            from ..hybrid import symbolic_call
-
-            return symbolic_call(self, (inputs,))
+        if has_symbol((inputs,)):
+            return self._call_on_symbols(inputs, states, sequence_length, **kwargs)
         skip = self.skip_states = states is None
         if states is None:
             if not isinstance(inputs, NDArray):
@@ -245,7 +244,35 @@ class _RNNLayer(HybridBlock):
         # The states are always computed (one graph whether or not the caller wants them).
         return out[0] if skip else out
 
+    def _call_on_symbols(self, inputs, states, sequence_length, **kwargs):
+        """MXNet 1.x's symbolic call: zero states of the inputs' batch size unless given,
+        and the output (with the final states when ``states`` were given) as Symbols."""
+        skip = states is None
+        if states is None:
+            states = self._symbol_begin_state(inputs)
+        elif has_symbol((states,)) and not isinstance(states, (list, tuple)):
+            states = [states]
+        extra = (sequence_length,) if self._use_sequence_length else ()
+        if self._use_sequence_length and sequence_length is None:
+            raise ValueError(f"{type(self).__name__} '{self.name}' was built with "
+                             "use_sequence_length=True: pass sequence_length")
+        out = super().__call__(inputs, list(states), *extra, **kwargs)
+        return out[0] if skip else out
+
+    def _symbol_begin_state(self, inputs) -> list:
+        """Zero states ``(layers * directions, N, H)`` whose ``N`` is the inputs' batch
+        size (known when the Symbol is bound), for layer calls on Symbols."""
+        from core import sym
+
+        n_axis = self._layout.find("N")
+        shape = (self._num_layers * self._dir, 1, self._hidden_size)
+        return [sym.broadcast_like(sym.zeros(shape=shape, dtype=self._dtype), inputs,
+                                   lhs_axes=(1,), rhs_axes=(n_axis,))
+                for _ in self.state_info(0)]
+
     def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
+        if F is not nd:  # Symbols: shapes are checked when the graph is bound
+            return self._forward_kernel(F, inputs, states, sequence_length, **kwargs)
         if inputs.ndim != 3:
             raise ValueError(f"{type(self).__name__}: inputs must be 3-D ({self._layout}), "
                              f"got shape {inputs.shape}")

@@ -1,0 +1,155 @@
+"""MXNet 1.x's symbolic mode with deferred shapes: a Gluon block called on a shapeless
+``sym.var`` composes a Symbol (``hybrid_forward`` with ``F = core.sym``); its parameters
+are variables whose shapes are inferred when the data shapes are given
+(``infer_shape``, ``simple_bind``, ``bind``). The same block still runs on NDArrays
+afterwards, and its graph computes what the block computes."""
+import numpy as np
+import pytest
+
+import core
+from core import nd, sym
+from gluon import nn, rnn
+from gluon.model_zoo import vision
+
+X2, X3, X4 = (2, 6), (4, 2, 3), (2, 3, 8, 8)
+
+
+def _seq(*layers):
+    net = nn.HybridSequential()
+    net.add(*layers)
+    return net
+
+
+def _nested():
+    inner = _seq(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"))
+    return _seq(inner, nn.MaxPool2D(2), _seq(nn.Flatten(), nn.Dense(5), nn.LayerNorm()),
+                nn.Dense(3))
+
+
+CASES = [
+    (lambda: nn.Dense(5), X2, "float32"),
+    (lambda: nn.Dense(5, activation="relu", flatten=False), X3, "float32"),
+    (lambda: nn.Conv2D(4, 3, padding=1, strides=2), X4, "float32"),
+    (lambda: nn.Conv1D(3, 2), X3, "float32"),
+    (lambda: nn.Conv2DTranspose(2, 3), X4, "float32"),
+    (lambda: nn.BatchNorm(), X4, "float32"),
+    (lambda: nn.LayerNorm(), X3, "float32"),
+    (lambda: nn.Embedding(10, 4), (2, 5), "int32"),
+    (lambda: nn.PReLU(), X2, "float32"),
+    (lambda: rnn.RNN(5, num_layers=2), X3, "float32"),
+    (lambda: rnn.LSTM(5, num_layers=2, bidirectional=True), X3, "float32"),
+    (lambda: rnn.GRU(4, layout="NTC"), X3, "float32"),
+    (_nested, X4, "float32"),
+]
+IDS = [f"{i}-{make().__class__.__name__}" for i, (make, _, _) in enumerate(CASES)]
+
+
+def _input(shape, dtype):
+    rng = np.random.default_rng(0)
+    if dtype == "int32":
+        return nd.array(rng.integers(0, 10, shape), dtype="int32")
+    return nd.array(rng.standard_normal(shape), dtype="float32")
+
+
+def _check(block, out, x, shape):
+    """``out`` (composed before initialization) infers the parameters' shapes and
+    computes what ``block`` computes on ``x`` once initialized."""
+    arg_shapes, out_shapes, aux_shapes = out.infer_shape(data=shape)
+    assert arg_shapes is not None, out.infer_shape_partial(data=shape)
+    block.initialize()
+    expected = block(x)  # the same block on NDArrays: deferred initialization completes
+    params = block.collect_params()
+    args, aux = out.list_arguments(), out.list_auxiliary_states()
+    assert args[0] == "data" and set(args[1:]) | set(aux) <= set(params)
+    assert out_shapes == [tuple(expected.shape)]
+    for name, s in zip(args[1:] + aux, arg_shapes[1:] + aux_shapes):
+        assert s == params[name].shape, name
+    ex = out.simple_bind(core.cpu(), grad_req="null", data=shape,
+                         type_dict={"data": x.dtype})
+    for name in args[1:]:
+        ex.arg_dict[name][:] = params[name].data()
+    for name in aux:
+        ex.aux_dict[name][:] = params[name].data()
+    got = ex.forward(is_train=False, data=x)[0]
+    np.testing.assert_allclose(got.asnumpy(), expected.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make, shape, dtype", CASES, ids=IDS)
+def test_block_on_a_shapeless_variable(make, shape, dtype):
+    block = make()
+    out = block(sym.var("data"))  # before initialize(): no shape is known yet
+    assert isinstance(out, sym.Symbol)
+    _check(block, out, _input(shape, dtype), shape)
+
+
+def test_parameter_shapes_stay_unknown_until_bound():
+    net = nn.Dense(5)
+    out = net(sym.var("data"))
+    assert net.weight.shape == (5, 0)
+    arg, _, _ = out.infer_shape_partial()
+    assert arg[1] == (5, 0)
+    assert out.infer_shape() == (None, None, None)
+    with pytest.raises(ValueError, match=net.weight.name):
+        out.simple_bind(core.cpu())
+
+
+def test_symbolic_call_names_nodes_under_the_block_prefix():
+    net = _seq(nn.Dense(3), nn.Dense(2))
+    out = net(sym.var("data"))
+    names = [n for n in out.get_internals().list_outputs() if n.endswith("_output")]
+    assert names == [f"{child.prefix}fullyconnected0_output" for child in net]
+
+
+def test_shared_parameter_is_one_variable():
+    dense = nn.Dense(4, in_units=4)
+    net = _seq(dense, nn.Activation("tanh"), dense)
+    out = net(sym.var("data"))
+    assert out.list_arguments().count(dense.weight.name) == 1
+    assert out.infer_shape(data=(2, 4))[1] == [(2, 4)]
+
+
+def test_mixing_symbols_and_ndarrays_is_refused():
+    class Add(nn.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+
+    with pytest.raises(TypeError, match="all Symbols or all NDArrays"):
+        Add()(sym.var("a"), nd.ones((2,)))
+
+
+def test_forward_hooks_run_on_symbolic_calls():
+    seen = []
+    net = nn.Dense(3)
+    net.register_forward_hook(lambda block, args, out: seen.append(type(out).__name__))
+    net(sym.var("data"))
+    assert seen == ["Symbol"]
+
+
+def test_rnn_layer_with_given_states_returns_them():
+    layer = rnn.LSTM(4)
+    h, c = sym.var("h"), sym.var("c")
+    out, states = layer(sym.var("data"), [h, c])
+    g = sym.Group([out, *states])
+    arg, outs, _ = g.infer_shape(data=(5, 2, 3), h=(1, 2, 4), c=(1, 2, 4))
+    assert outs == [(5, 2, 4), (1, 2, 4), (1, 2, 4)]
+
+
+def test_model_zoo_net_on_a_shapeless_variable():
+    net = vision.get_model("resnet18_v1", classes=7)
+    out = net(sym.var("data"))
+    shape = (1, 3, 32, 32)
+    _check(net, out, _input(shape, "float32"), shape)
+
+
+def test_export_after_a_symbolic_call(tmp_path):
+    net = _seq(_seq(nn.Conv2D(4, 3), nn.BatchNorm()), nn.Flatten(), nn.Dense(3))
+    net(sym.var("data"))
+    net.initialize()
+    net.hybridize()
+    x = _input(X4, "float32")
+    y = net(x)
+    sym_file, params_file = net.export(str(tmp_path / "net"))
+    from gluon import SymbolBlock
+
+    back = SymbolBlock.imports(sym_file, ["data"], params_file)
+    np.testing.assert_allclose(back(x).asnumpy(), y.asnumpy(), rtol=1e-5, atol=1e-6)
