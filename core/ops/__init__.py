@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - each import registers a family
     linalg,
     matmul,
     nn,
+    optimizer_ops,
     random,
     reduce,
     seeded,
