@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterable
 from . import profiler as _prof
 from .context import Context
 
-__all__ = ["COMM", "EngineError", "Var", "current_op", "engine_type", "naive", "new_var",
-           "pending", "push", "release", "set_engine", "var_of", "wait_all", "wait_for_var",
-           "wait_to_read", "wait_to_write", "waitall"]
+__all__ = ["COMM", "EngineError", "Var", "bulk", "bulk_size", "current_op", "engine_type",
+           "naive", "new_var", "pending", "push", "release", "set_bulk_size", "set_engine",
+           "var_of", "wait_all", "wait_for_var", "wait_to_read", "wait_to_write", "waitall"]
 
 COMM = "comm"
 """The ``ctx`` of work for the copy/communication worker (``ctx=None`` means the same)."""
@@ -629,6 +629,85 @@ def release(x) -> None:
         x: a variable the running work named in ``read_vars`` or ``write_vars``.
     """
     _engine.release(x)
+
+
+# ---------------------------------------------------------------------- bulk execution
+
+class _BulkLocal(threading.local):
+    size = 0
+
+
+_bulk = _BulkLocal()
+
+
+def bulk_size() -> int:
+    """This thread's bulk-size limit (see :func:`set_bulk_size`); 0 unless set."""
+    return _bulk.size
+
+
+def set_bulk_size(size: int) -> int:
+    """Set this thread's limit on how many operators run as one bulk; returns the previous.
+
+    MXNet's ``mx.engine.set_bulk_size``. In MXNet, bulking bundles consecutive small
+    operators into one engine task. Here it is a hint: operators called from Python run
+    in the dispatcher in call order either way, and hybridized graphs already run as one
+    program, so the value is recorded (per thread, as in MXNet) and changes neither the
+    order nor the results.
+
+    Args:
+        size: the maximum number of operators in a bulk (0 or 1: no bulking).
+
+    Returns:
+        The previous limit.
+
+    Raises:
+        ValueError: ``size`` is not a non-negative integer.
+
+    Example:
+        >>> from core import engine
+        >>> prev = engine.set_bulk_size(16)
+        >>> engine.set_bulk_size(prev)
+        16
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"engine.set_bulk_size: size must be a non-negative int, got {size!r}")
+    prev, _bulk.size = _bulk.size, size
+    return prev
+
+
+class _BulkScope:
+    """The context manager :func:`bulk` returns: sets the bulk size, restores it on exit."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._old_size = None
+
+    def __enter__(self):
+        self._old_size = set_bulk_size(self._size)
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        set_bulk_size(self._old_size)
+
+
+def bulk(size: int) -> _BulkScope:
+    """A ``with`` scope in which up to ``size`` operators may run as one bulk (a hint here;
+    see :func:`set_bulk_size`). MXNet's ``mx.engine.bulk``.
+
+    Example:
+        >>> from core import engine, nd
+        >>> with engine.bulk(10):
+        ...     x = nd.ones((3,))
+        ...     for _ in range(5):
+        ...         x += 1
+        ...     engine.bulk_size()
+        10
+        >>> x.asnumpy().tolist(), engine.bulk_size()
+        ([6.0, 6.0, 6.0], 0)
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"engine.bulk: size must be a non-negative int, got {size!r}")
+    return _BulkScope(size)
 
 
 def pending() -> int:

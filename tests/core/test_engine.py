@@ -397,3 +397,42 @@ def test_a_forked_child_gets_a_fresh_engine():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert a.asnumpy().tolist() == [1.0]
+
+
+def test_set_bulk_size_returns_the_previous_size_per_thread():
+    prev = engine.set_bulk_size(7)
+    try:
+        assert engine.set_bulk_size(9) == 7
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(engine.bulk_size()))
+        t.start()
+        t.join()
+        assert seen == [0] and engine.bulk_size() == 9  # per thread, as in MXNet
+    finally:
+        engine.set_bulk_size(prev)
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="non-negative int"):
+            engine.set_bulk_size(bad)
+        with pytest.raises(ValueError, match="engine.bulk"):
+            engine.bulk(bad)
+
+
+def test_bulk_scope_restores_and_keeps_results():
+    # MXNet's test_engine.py::test_bulk: bulking is a hint; results and order are unchanged
+    before = engine.bulk_size()
+    with engine.bulk(10) as scope:
+        assert engine.bulk_size() == 10 and scope is not None
+        x = nd.ones((10,))
+        x *= 2
+        x += 1
+        x.wait_to_read()
+        x += 1
+        assert (x.asnumpy() == 4).all()
+        for _ in range(100):
+            x += 1
+    assert (x.asnumpy() == 104).all()
+    assert engine.bulk_size() == before
+    with pytest.raises(ZeroDivisionError):
+        with engine.bulk(3):
+            1 / 0
+    assert engine.bulk_size() == before
