@@ -11,7 +11,7 @@ Example:
 """
 from . import batchify, dataloader, dataset, sampler, vision
 from .dataloader import DataLoader, default_batchify_fn, default_mp_batchify_fn
-from .dataset import ArrayDataset, Dataset, SimpleDataset
+from .dataset import ArrayDataset, Dataset, RecordFileDataset, SimpleDataset
 from .sampler import (
                       BatchSampler,
                       FilterSampler,
@@ -30,6 +30,7 @@ __all__ = [
     "FilterSampler",
     "IntervalSampler",
     "RandomSampler",
+    "RecordFileDataset",
     "Sampler",
     "SequentialSampler",
     "SimpleDataset",

@@ -17,13 +17,14 @@ Example:
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
-from core import NDArray
+from core import NDArray, recordio
 
 from . import sampler as _sampler
 
-__all__ = ["ArrayDataset", "Dataset", "SimpleDataset"]
+__all__ = ["ArrayDataset", "Dataset", "RecordFileDataset", "SimpleDataset"]
 
 
 class Dataset:
@@ -296,3 +297,42 @@ class ArrayDataset(Dataset):
 
     def __len__(self) -> int:
         return self._length
+
+
+class RecordFileDataset(Dataset):
+    """A dataset over the records of a RecordIO file: sample i is the raw bytes of record
+    ``keys[i]`` of its index (``<name>.idx`` beside ``<name>.rec``).
+
+    The dataset pickles for ``spawn`` workers (the copy reopens the files by name), and
+    a worker process reopens its own handle on first use.
+
+    Args:
+        filename: the ``.rec`` file; its index is the ``.idx`` file of the same name.
+
+    Raises:
+        FileNotFoundError: the ``.rec`` or ``.idx`` file does not exist.
+
+    Example:
+        >>> import os, tempfile
+        >>> from core import recordio
+        >>> from gluon.data import RecordFileDataset
+        >>> d = tempfile.mkdtemp()
+        >>> w = recordio.MXIndexedRecordIO(os.path.join(d, 'a.idx'), os.path.join(d, 'a.rec'), 'w')
+        >>> for i in range(3):
+        ...     w.write_idx(i, b'r%d' % i)
+        >>> w.close()
+        >>> ds = RecordFileDataset(os.path.join(d, 'a.rec'))
+        >>> len(ds), ds[2]
+        (3, b'r2')
+    """
+
+    def __init__(self, filename):
+        self.filename = os.fspath(filename)
+        self.idx_file = os.path.splitext(self.filename)[0] + ".idx"
+        self._record = recordio.MXIndexedRecordIO(self.idx_file, self.filename, "r")
+
+    def __getitem__(self, idx):
+        return self._record.read_idx(self._record.keys[idx])
+
+    def __len__(self) -> int:
+        return len(self._record.keys)

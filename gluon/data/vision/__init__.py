@@ -1,5 +1,6 @@
 """Vision data (MXNet 1.9's ``gluon.data.vision``): MNIST, FashionMNIST, CIFAR10 and
-CIFAR100 read from local files (never downloaded), and image ``transforms``.
+CIFAR100 read from local files (never downloaded), ``ImageRecordDataset`` and
+``ImageFolderDataset``, and image ``transforms``.
 
 Example:
     >>> from gluon.data.vision import transforms
@@ -8,6 +9,14 @@ Example:
     2
 """
 from . import datasets, transforms
-from .datasets import CIFAR10, CIFAR100, MNIST, FashionMNIST
+from .datasets import (
+                       CIFAR10,
+                       CIFAR100,
+                       MNIST,
+                       FashionMNIST,
+                       ImageFolderDataset,
+                       ImageRecordDataset,
+)
 
-__all__ = ["CIFAR10", "CIFAR100", "MNIST", "FashionMNIST", "datasets", "transforms"]
+__all__ = ["CIFAR10", "CIFAR100", "MNIST", "FashionMNIST", "ImageFolderDataset",
+           "ImageRecordDataset", "datasets", "transforms"]

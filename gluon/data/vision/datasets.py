@@ -1,4 +1,6 @@
-"""Image datasets read from local files: MNIST, FashionMNIST, CIFAR-10, CIFAR-100.
+"""Image datasets read from local files: MNIST, FashionMNIST, CIFAR-10, CIFAR-100, and
+images in a RecordIO file (``ImageRecordDataset``) or in class folders
+(``ImageFolderDataset``).
 
 These are MXNet 1.9's ``gluon.data.vision`` datasets, except that they never
 download anything: put the standard files in ``root`` (a clear error says which
@@ -22,15 +24,17 @@ from __future__ import annotations
 import gzip
 import os
 import tarfile
+import warnings
 from collections.abc import Callable
 
 import numpy
 
-from core import nd
+from core import nd, recordio
 
-from ..dataset import Dataset
+from ..dataset import Dataset, RecordFileDataset
 
-__all__ = ["CIFAR10", "CIFAR100", "MNIST", "FashionMNIST"]
+__all__ = ["CIFAR10", "CIFAR100", "ImageFolderDataset", "ImageRecordDataset", "MNIST",
+           "FashionMNIST"]
 
 
 def _data_dir() -> str:
@@ -282,3 +286,124 @@ class CIFAR100(CIFAR10):
 
     def _label_column(self) -> int:
         return 1 if self._fine_label else 0
+
+
+# ---------------------------------------------------------------------- image files
+def _decode(buf, flag: int, where: str):
+    return nd.array(recordio.decode_image(buf, 1 if flag else 0, True, where), dtype=numpy.uint8)
+
+
+class ImageRecordDataset(RecordFileDataset):
+    """The images of a RecordIO file (as ``im2rec`` packs them) with their labels.
+
+    Sample i is ``(image, label)``: the image decoded to an NDArray ``(H, W, C)``
+    uint8, RGB, and the label as the record's header holds it (a float, or a float32
+    NumPy array for a multi-label record).
+
+    Args:
+        filename: the ``.rec`` file (its ``.idx`` beside it).
+        flag: 1 for three colour channels, 0 for one gray channel.
+        transform: called as ``transform(image, label)`` on each sample if given.
+
+    Raises:
+        FileNotFoundError: the ``.rec`` or ``.idx`` file does not exist.
+        ValueError: a record is damaged or its image cannot be decoded (the message
+            names the file and the record).
+
+    Example:
+        >>> import os, tempfile, numpy, pytest
+        >>> _ = pytest.importorskip("PIL")
+        >>> from core import recordio
+        >>> from gluon.data.vision import ImageRecordDataset
+        >>> d = tempfile.mkdtemp()
+        >>> w = recordio.MXIndexedRecordIO(os.path.join(d, 'a.idx'), os.path.join(d, 'a.rec'), 'w')
+        >>> w.write_idx(0, recordio.pack_img(recordio.IRHeader(0, 4.0, 0, 0),
+        ...                                  numpy.zeros((5, 6, 3), 'uint8'), img_fmt='.png'))
+        >>> w.close()
+        >>> img, label = ImageRecordDataset(os.path.join(d, 'a.rec'))[0]
+        >>> img.shape, img.dtype, label
+        ((5, 6, 3), dtype('uint8'), 4.0)
+    """
+
+    def __init__(self, filename, flag: int = 1, transform: Callable | None = None):
+        super().__init__(filename)
+        self._flag = flag
+        self._transform = transform
+
+    def __getitem__(self, idx):
+        header, buf = recordio.unpack(super().__getitem__(idx))
+        img = _decode(buf, self._flag, f"ImageRecordDataset: {self.filename!r} record "
+                                       f"{self._record.keys[idx]!r}")
+        if self._transform is not None:
+            return self._transform(img, header.label)
+        return img, header.label
+
+
+class ImageFolderDataset(Dataset):
+    """Images stored in one folder per class: ``root/<class>/<image>``.
+
+    Classes are the sub-folders of ``root`` in sorted order (``synsets[i]`` is the name of
+    label i); ``items`` lists ``(path, label)`` for every ``.jpg``, ``.jpeg`` or ``.png``
+    file, sorted by name within a class. Other files are skipped with a warning, as in
+    MXNet. Sample i is ``(image, label)``: an NDArray ``(H, W, C)`` uint8 RGB and an int.
+
+    Args:
+        root: the folder.
+        flag: 1 for three colour channels, 0 for one gray channel.
+        transform: called as ``transform(image, label)`` on each sample if given.
+
+    Raises:
+        FileNotFoundError: ``root`` is not a folder.
+
+    Example:
+        >>> import os, tempfile, numpy, pytest
+        >>> Image = pytest.importorskip("PIL.Image")
+        >>> from gluon.data.vision import ImageFolderDataset
+        >>> root = tempfile.mkdtemp()
+        >>> for cls in ('cat', 'dog'):
+        ...     os.mkdir(os.path.join(root, cls))
+        ...     Image.fromarray(numpy.zeros((4, 4, 3), 'uint8')).save(os.path.join(root, cls, 'a.png'))
+        >>> ds = ImageFolderDataset(root)
+        >>> ds.synsets, len(ds), ds[1][0].shape, ds[1][1]
+        (['cat', 'dog'], 2, (4, 4, 3), 1)
+    """
+
+    def __init__(self, root: str, flag: int = 1, transform: Callable | None = None):
+        self._root = os.path.expanduser(os.fspath(root))
+        self._flag = flag
+        self._transform = transform
+        self._exts = [".jpg", ".jpeg", ".png"]
+        if not os.path.isdir(self._root):
+            raise FileNotFoundError(f"ImageFolderDataset: {self._root!r} is not a folder")
+        self._list_images(self._root)
+
+    def _list_images(self, root: str) -> None:
+        self.synsets: list = []
+        self.items: list = []
+        for folder in sorted(os.listdir(root)):
+            path = os.path.join(root, folder)
+            if not os.path.isdir(path):
+                warnings.warn(f"ImageFolderDataset: ignoring {path}, which is not a directory",
+                              stacklevel=3)
+                continue
+            label = len(self.synsets)
+            self.synsets.append(folder)
+            for filename in sorted(os.listdir(path)):
+                filename = os.path.join(path, filename)
+                ext = os.path.splitext(filename)[1]
+                if ext.lower() not in self._exts:
+                    warnings.warn(f"ImageFolderDataset: ignoring {filename} of type {ext}; "
+                                  f"only {', '.join(self._exts)} are read", stacklevel=3)
+                    continue
+                self.items.append((filename, label))
+
+    def __getitem__(self, idx):
+        path, label = self.items[idx]
+        with open(path, "rb") as f:
+            img = _decode(f.read(), self._flag, f"ImageFolderDataset: {path!r}")
+        if self._transform is not None:
+            return self._transform(img, label)
+        return img, label
+
+    def __len__(self) -> int:
+        return len(self.items)
