@@ -10,6 +10,9 @@ interface and registers new stores with its ``register`` decorator. Registered h
 - ``dist_sync`` (:class:`DistSyncKVStore`): several processes (one or many machines)
   launched with ``mpirun``; sums over the processes with MPI (mpi4py), with a timeout
   (``KBACKEND_DIST_TIMEOUT``) instead of hanging on a dead peer.
+- MXNet 1.x's names: ``local_update_cpu`` and ``local_allreduce_cpu`` are ``local``,
+  ``local_allreduce_device`` is ``device``; ``kv.type`` is the name given.
+- ``teststore`` (:class:`TestStore`): MXNet's stateless store written in Python.
 
 Example:
     >>> from core import nd, cpu, kvstore
@@ -26,6 +29,7 @@ from .device import DeviceKVStore
 from .dist import DistSyncKVStore
 from .local import LocalKVStore
 from .mpi import DistError, DistTimeoutError
+from .teststore import TestStore
 
 __all__ = ["DeviceKVStore", "DistError", "DistSyncKVStore", "DistTimeoutError", "KVStoreBase",
-           "LocalKVStore", "create"]
+           "LocalKVStore", "TestStore", "create"]

@@ -9,7 +9,11 @@ both in one call, the all-reduce of data-parallel training.
 Stores are classes registered with :meth:`KVStoreBase.register` and created by name
 with ``core.kvstore.create(name)`` (MXNet 2.0's ``mx.kvstore``): ``local`` (one process,
 sums across contexts), ``device`` (sums on the devices) and ``dist_sync`` (several
-processes through MPI).
+processes through MPI). MXNet 1.x's names are accepted too: ``local_update_cpu`` and
+``local_allreduce_cpu`` create the ``local`` store, ``local_allreduce_device`` and
+``nccl`` the ``device`` store (where a value is summed and updated differs in MXNet; the
+results do not); ``kv.type`` is the name given. ``teststore`` is MXNet's example of a
+store written in Python (:class:`~core.kvstore.teststore.TestStore`).
 
 Example:
     >>> from core import kvstore
@@ -175,7 +179,10 @@ def create(name: str = "local") -> KVStoreBase:
                 if key.startswith("dist") else "")
         raise ValueError(f"kvstore.create: unknown kvstore type {name!r}; registered types: "
                          f"{known}{hint}")
-    return klass()
+    store = klass()
+    if key in klass.__dict__.get("names", ()):  # one class, several names: remember which
+        store._kv_type = key
+    return store
 
 
 def _as_list(value, what: str) -> list:

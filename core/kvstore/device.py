@@ -39,7 +39,7 @@ class DeviceKVStore(LocalKVStore):
     ``create('nccl')`` gives this store too.
     """
 
-    names = ("device", "nccl")
+    names = ("device", "nccl", "local_allreduce_device")
 
     def __init__(self):
         super().__init__()
@@ -48,8 +48,9 @@ class DeviceKVStore(LocalKVStore):
 
     @property
     def type(self) -> str:
-        """``'device'``."""
-        return "device"
+        """The name the store was created with: ``'device'`` (or ``'nccl'``, MXNet 1.x's
+        ``'local_allreduce_device'``)."""
+        return getattr(self, "_kv_type", "device")
 
     def merge_context(self, key) -> Context:
         """The context that key ``key`` is summed on (assigned at its first push).

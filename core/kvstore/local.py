@@ -48,7 +48,7 @@ class LocalKVStore(KVStoreBase):
         [-1.0, -1.0]
     """
 
-    names = ("local",)
+    names = ("local", "local_update_cpu", "local_allreduce_cpu")
 
     def __init__(self):
         self._store: dict = {}
@@ -58,8 +58,9 @@ class LocalKVStore(KVStoreBase):
     # ------------------------------------------------------------------ properties
     @property
     def type(self) -> str:
-        """``'local'``."""
-        return "local"
+        """The name the store was created with: ``'local'`` (or MXNet 1.x's
+        ``'local_update_cpu'``/``'local_allreduce_cpu'``, which are the same store here)."""
+        return getattr(self, "_kv_type", "local")
 
     @property
     def rank(self) -> int:

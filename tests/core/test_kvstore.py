@@ -26,13 +26,15 @@ def test_create_local_and_properties():
     for name in ("device", "nccl"):
         dev = kvstore.create(name)
         assert isinstance(dev, DeviceKVStore) and isinstance(dev, LocalKVStore)
-        assert (dev.type, dev.rank, dev.num_workers) == ("device", 0, 1)
+        assert (dev.type, dev.rank, dev.num_workers) == (name, 0, 1)  # the name given
 
 
 def test_create_unknown_lists_registered():
     with pytest.raises(ValueError, match=r"unknown kvstore type 'nope'; registered types: "
                                          r"'device', 'dist_device_sync', 'dist_sync', "
-                                         r"'local', 'nccl'$"):
+                                         r"'local', 'local_allreduce_cpu', "
+                                         r"'local_allreduce_device', 'local_update_cpu', "
+                                         r"'nccl', 'teststore'$"):
         kvstore.create("nope")
     with pytest.raises(TypeError, match="must be a string"):
         kvstore.create(3)
@@ -317,3 +319,62 @@ def test_device_store_matches_local_bitwise(with_optimizer):
     for a, b in zip(results["local"], results["device"]):
         for x, y in zip(a, b):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name, klass", [("local_update_cpu", LocalKVStore),
+                                         ("local_allreduce_cpu", LocalKVStore),
+                                         ("LOCAL_ALLREDUCE_CPU", LocalKVStore),
+                                         ("local_allreduce_device", kvstore.DeviceKVStore),
+                                         ("nccl", kvstore.DeviceKVStore),
+                                         ("device", kvstore.DeviceKVStore)])
+def test_mxnet1_store_names(name, klass):
+    kv = kvstore.create(name)
+    assert type(kv) is klass and kv.type == name.lower()
+    kv.init(3, nd.zeros((2,)))
+    kv.push(3, [nd.ones((2,), ctx=cpu(0)), nd.ones((2,), ctx=cpu(1))])
+    out = nd.zeros((2,), ctx=cpu(1))
+    kv.pull(3, out=out)
+    assert out.asnumpy().tolist() == [2.0, 2.0]
+    assert kvstore.create("local").type == "local"
+
+
+def test_teststore_broadcast_and_pushpull():
+    kv = kvstore.create("teststore")
+    assert isinstance(kv, kvstore.TestStore) and kv.type == "teststore"
+    out = nd.zeros((1,))
+    kv.broadcast(1, nd.ones((1,)), out=out)
+    assert out.asnumpy().tolist() == [1.0]
+    outs = [nd.zeros((1,), ctx=cpu(0)), nd.zeros((1,), ctx=cpu(1))]
+    kv.pushpull(1, [nd.ones((1,), ctx=cpu(0)), nd.ones((1,), ctx=cpu(1))], out=outs)
+    assert [o.asnumpy().tolist() for o in outs] == [[2.0], [2.0]]
+    kv.pushpull(1, outs)  # in place
+    assert [o.asnumpy().tolist() for o in outs] == [[4.0], [4.0]]
+    assert type(kv).is_capable("optimizer") is False
+    with pytest.raises(ValueError, match="unknown capability"):
+        kv.is_capable("sparse")
+    with pytest.raises(NotImplementedError):
+        kv.set_optimizer(None)
+    with pytest.raises(NotImplementedError):
+        kv.save_optimizer_states("x")
+
+
+def test_custom_store_registered_and_created_by_name():
+    @KVStoreBase.register
+    class MyStore(KVStoreBase):
+        def broadcast(self, key, value, out, priority=0):
+            out[:] = value * 10
+
+        @property
+        def type(self):
+            return "mystore"
+
+    try:
+        kv = kvstore.create("MyStore")
+        assert isinstance(kv, MyStore) and kv.type == "mystore"
+        out = nd.zeros((2,))
+        kv.broadcast("k", nd.ones((2,)), out)
+        assert out.asnumpy().tolist() == [10.0, 10.0]
+    finally:
+        del KVStoreBase.kv_registry["mystore"]
+    with pytest.raises(ValueError, match="unknown kvstore type 'mystore'"):
+        kvstore.create("mystore")
