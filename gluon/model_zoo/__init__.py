@@ -1,9 +1,9 @@
 """gluon.model_zoo: predefined network architectures (MXNet Gluon 1.9's
 ``gluon.model_zoo``).
 
-Only the architectures are provided (``vision``); nothing is downloaded, so
-``pretrained=True`` raises an error. To use trained weights, build the model and load
-them from a local file with ``net.load_parameters(path)``.
+The architectures (``vision``) and, for ``pretrained=True``, the lookup of their
+weights in local files with MXNet's names and layout (``model_store``); nothing is ever
+downloaded.
 
 Example:
     >>> from gluon.model_zoo import vision
@@ -11,6 +11,6 @@ Example:
     >>> type(net).__name__
     'ResNetV1'
 """
-from . import vision
+from . import model_store, vision
 
-__all__ = ["vision"]
+__all__ = ["model_store", "vision"]

@@ -9,8 +9,12 @@ layer structure, parameter names, ``features``/``output`` children and defaults
 (``resnet18_v1()``) or by name (:func:`get_model`); it has random weights once
 initialized.
 
-Pretrained weights are never downloaded: ``pretrained=True`` raises an error. Load
-trained weights from a local file instead, with ``net.load_parameters(path)``.
+``pretrained=True`` loads MXNet's pretrained weights from a local file, never
+downloaded: ``{root}/{name}-{short sha1}.params``, the name and layout of MXNet's model
+store (so an existing ``~/.mxnet/models`` works; the SHA-1 is checked), or
+``{root}/{name}.params``; ``root`` defaults to ``$MXNET_HOME/models``, else
+``~/.mxnet/models`` (see :mod:`gluon.model_zoo.model_store`). With no file, the error
+lists where it looked.
 
 The models expect mini-batches of RGB images (N x 3 x H x W) scaled to [0, 1] and
 normalized with mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225), H and W
@@ -81,7 +85,7 @@ _models = {
 
 
 def get_model(name: str, **kwargs):
-    """A model of the zoo by name, with random weights.
+    """A model of the zoo by name.
 
     Args:
         name: the model's name, case-insensitive: ``'resnet18_v1'`` ...
@@ -90,15 +94,18 @@ def get_model(name: str, **kwargs):
             ``'squeezenet1.1'``, ``'inceptionv3'``, ``'mobilenet1.0'`` ...
             ``'mobilenet0.25'``, ``'mobilenetv2_1.0'`` ... ``'mobilenetv2_0.25'``.
         **kwargs: passed to the model's function: ``classes`` (default 1000),
-            ``pretrained`` (must be False), model-specific options (``thumbnail``,
-            ``batch_norm``, ...), ``prefix``, ``params``.
+            ``pretrained``/``ctx``/``root`` (local pretrained weights, as above),
+            model-specific options (``thumbnail``, ``batch_norm``, ...), ``prefix``,
+            ``params``.
 
     Returns:
-        The model (a HybridBlock), not initialized.
+        The model (a HybridBlock), not initialized (with the weights loaded if
+        ``pretrained``).
 
     Raises:
-        ValueError: for an unknown name (listing the valid ones), or
-            ``pretrained=True``.
+        ValueError: for an unknown name (listing the valid ones).
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists where
+            it looked).
 
     Example:
         >>> from gluon.model_zoo.vision import get_model

@@ -1,5 +1,5 @@
 """What the model-zoo architectures share: the ``features``-then-``output`` forward of
-every model, the ``pretrained`` check, the model builder of every ``get_*`` function,
+every model, the local pretrained-weights lookup, the model builder of every ``get_*`` function,
 the depth lookup of the families and the public one-line constructors
 (``resnet18_v1()``, ``vgg11_bn()``, ...)."""
 from __future__ import annotations
@@ -17,45 +17,56 @@ class FeaturesOutput(HybridBlock):
         return self.output(self.features(x))
 
 
-def check_pretrained(name: str, pretrained: bool) -> None:
-    """Refuse ``pretrained=True``: the model zoo never downloads weights.
+def check_pretrained(name: str, pretrained: bool, root: str | None = None) -> str | None:
+    """The local weights file for ``pretrained=True`` (nothing is ever downloaded).
 
     Args:
         name: the model's name in :func:`gluon.model_zoo.vision.get_model`.
         pretrained: the caller's ``pretrained`` argument.
+        root: where to look (default ``$MXNET_HOME/models`` or ``~/.mxnet/models``).
+
+    Returns:
+        None when ``pretrained`` is false, else the file's path
+        (:func:`gluon.model_zoo.model_store.get_model_file`).
 
     Raises:
-        ValueError: when ``pretrained`` is true, saying how to load local weights.
+        FileNotFoundError: no weights file; the message lists where it looked.
     """
-    if pretrained:
-        raise ValueError(
-            f"{name}: pretrained=True is not supported; kbackend does not download "
-            "pretrained weights. Build the model with pretrained=False and load the "
-            "weights from a local file: net = gluon.model_zoo.vision.get_model("
-            f"'{name}'); net.load_parameters(path) (a file written by save_parameters, "
-            ".npz or HDF5, with structural names such as 'features.0.weight'; MXNet's "
-            "binary .params files must be converted first).")
+    if not pretrained:
+        return None
+    from ..model_store import get_model_file
+
+    return get_model_file(name, root=root)
 
 
-def build_model(name: str, cls, *args, pretrained: bool = False, **kwargs):
-    """The model ``name`` with random weights: ``cls(*args, **kwargs)``, after
-    :func:`check_pretrained`.
+def build_model(name: str, cls, *args, pretrained: bool = False, ctx=None,
+                root: str | None = None, **kwargs):
+    """The model ``name``: ``cls(*args, **kwargs)``, with the pretrained weights loaded
+    from a local file when ``pretrained`` (as MXNet's model zoo, without downloading).
 
     Args:
         name: the model's name in :func:`gluon.model_zoo.vision.get_model`.
         cls: the model's class.
         *args: the architecture's arguments (depths, channels, version, ...).
-        pretrained: must be False.
+        pretrained: load the weights from ``{root}/{name}-{short sha1}.params`` (MXNet's
+            file, checked against its SHA-1) or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: the caller's options (``classes``, ``prefix``, ``params``, ...).
 
     Returns:
-        The model, not initialized.
+        The model: not initialized, or initialized with the weights if ``pretrained``.
 
     Raises:
-        ValueError: for ``pretrained=True``.
+        FileNotFoundError: ``pretrained`` and no file (the message lists where it looked).
+        ValueError: the file does not fit the model (names, shapes), naming the parameter.
     """
-    check_pretrained(name, pretrained)
-    return cls(*args, **kwargs)
+    path = check_pretrained(name, pretrained, root)
+    net = cls(*args, **kwargs)
+    if path is not None:
+        net.load_parameters(path, ctx=ctx)
+    return net
 
 
 def spec_entry(func: str, spec: dict, num_layers):
@@ -103,9 +114,9 @@ def variant(getter, *args, name: str, summary: str, options: str = "``classes``"
     constructor.__doc__ = (
         f"{summary}\n\n"
         f"    Args:\n"
-        f"        **kwargs: see :func:`{getter.__name__}` ({options}, ``pretrained`` (must\n"
-        f"            be False), ``prefix``, ...).\n\n"
+        f"        **kwargs: see :func:`{getter.__name__}` ({options}, ``pretrained``,\n"
+        f"            ``ctx``, ``root``, ``prefix``, ...).\n\n"
         f"    Returns:\n"
-        f"        The model, not initialized.\n"
+        f"        The model (with its local pretrained weights if ``pretrained``).\n"
         f"    ")
     return constructor

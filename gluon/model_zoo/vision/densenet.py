@@ -113,22 +113,28 @@ def get_densenet(num_layers: int, pretrained: bool = False, ctx=None,
 
     Args:
         num_layers: 121, 161, 169 or 201.
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`DenseNet` (``classes``, ``bn_size``, ``dropout``,
             ``prefix``, ``params``).
 
     Returns:
-        The model, not initialized.
+        The model, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for an unknown depth, or ``pretrained=True``.
+        ValueError: for an unknown depth.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
     """
     num_init_features, growth_rate, block_config = spec_entry("get_densenet", densenet_spec,
                                                               num_layers)
     return build_model(f"densenet{num_layers}", DenseNet, num_init_features, growth_rate,
-                       block_config, pretrained=pretrained, **kwargs)
+                       block_config, pretrained=pretrained, ctx=ctx, root=root,
+                       **kwargs)
 
 
 densenet121 = variant(get_densenet, 121, name="densenet121", summary="DenseNet-BC-121.")

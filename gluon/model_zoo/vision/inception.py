@@ -181,15 +181,20 @@ def inception_v3(pretrained: bool = False, ctx=None, root: str | None = None, **
     """Inception V3 with random weights (for 299x299 images).
 
     Args:
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`Inception3` (``classes``, ``prefix``, ``params``).
 
     Returns:
-        The model, not initialized.
+        The model, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for ``pretrained=True``.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
     """
-    return build_model("inceptionv3", Inception3, pretrained=pretrained, **kwargs)
+    return build_model("inceptionv3", Inception3, pretrained=pretrained, ctx=ctx,
+                       root=root, **kwargs)

@@ -175,19 +175,23 @@ def get_mobilenet(multiplier: float, pretrained: bool = False, ctx=None,
 
     Args:
         multiplier: the width multiplier (at least 0.25).
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`MobileNet` (``classes``, ``prefix``, ``params``).
 
     Returns:
-        The model, not initialized.
+        The model, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for ``pretrained=True``.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
     """
     return build_model(f"mobilenet{_version_suffix(multiplier)}", MobileNet, multiplier,
-                       pretrained=pretrained, **kwargs)
+                       pretrained=pretrained, ctx=ctx, root=root, **kwargs)
 
 
 def get_mobilenet_v2(multiplier: float, pretrained: bool = False, ctx=None,
@@ -196,19 +200,23 @@ def get_mobilenet_v2(multiplier: float, pretrained: bool = False, ctx=None,
 
     Args:
         multiplier: the width multiplier.
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`MobileNetV2` (``classes``, ``prefix``, ``params``).
 
     Returns:
-        The model, not initialized.
+        The model, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for ``pretrained=True``.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
     """
     return build_model(f"mobilenetv2_{_version_suffix(multiplier)}", MobileNetV2, multiplier,
-                       pretrained=pretrained, **kwargs)
+                       pretrained=pretrained, ctx=ctx, root=root, **kwargs)
 
 
 mobilenet1_0 = variant(get_mobilenet, 1.0, name="mobilenet1_0",

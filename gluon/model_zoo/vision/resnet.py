@@ -315,17 +315,22 @@ def get_resnet(version: int, num_layers: int, pretrained: bool = False, ctx=None
     Args:
         version: 1 or 2.
         num_layers: 18, 34, 50, 101 or 152.
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`ResNetV1`/:class:`ResNetV2` (``classes``,
             ``thumbnail``, ``prefix``, ``params``).
 
     Returns:
-        The ResNet, not initialized.
+        The ResNet, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for an unknown version or depth, or ``pretrained=True``.
+        ValueError: for an unknown version or depth.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
 
     Example:
         >>> from gluon.model_zoo.vision import get_resnet
@@ -338,7 +343,8 @@ def get_resnet(version: int, num_layers: int, pretrained: bool = False, ctx=None
                          "and 2")
     block = resnet_block_versions[version - 1][block_type]
     return build_model(f"resnet{num_layers}_v{version}", resnet_net_versions[version - 1],
-                       block, layers, channels, pretrained=pretrained, **kwargs)
+                       block, layers, channels, pretrained=pretrained, ctx=ctx, root=root,
+                       **kwargs)
 
 
 _V1 = 'from "Deep Residual Learning for Image Recognition".'

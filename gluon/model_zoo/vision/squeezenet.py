@@ -104,19 +104,24 @@ def get_squeezenet(version: str, pretrained: bool = False, ctx=None,
 
     Args:
         version: ``'1.0'`` or ``'1.1'``.
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`SqueezeNet` (``classes``, ``prefix``, ``params``).
 
     Returns:
-        The model, not initialized.
+        The model, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for an unknown version, or ``pretrained=True``.
+        ValueError: for an unknown version.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
     """
     return build_model(f"squeezenet{version}", SqueezeNet, version, pretrained=pretrained,
-                       **kwargs)
+                       ctx=ctx, root=root, **kwargs)
 
 
 squeezenet1_0 = variant(get_squeezenet, "1.0", name="squeezenet1_0", summary="SqueezeNet 1.0.")

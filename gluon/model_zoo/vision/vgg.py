@@ -96,20 +96,25 @@ def get_vgg(num_layers: int, pretrained: bool = False, ctx=None, root: str | Non
 
     Args:
         num_layers: 11, 13, 16 or 19.
-        pretrained, ctx, root: MXNet's pretrained-weights arguments: ``pretrained``
-            must be False (load weights with ``net.load_parameters(path)``), ``ctx``
-            and ``root`` are unused.
+        pretrained: load MXNet's pretrained weights from a local file (never
+            downloaded): ``{root}/{name}-{short sha1}.params`` as MXNet's model store
+            keeps them (SHA-1 checked), or ``{root}/{name}.params``.
+        ctx: the context(s) of the loaded weights (default cpu(0)).
+        root: the weights' directory (default ``$MXNET_HOME/models``, else
+            ``~/.mxnet/models``).
         **kwargs: passed to :class:`VGG` (``classes``, ``batch_norm``, ``prefix``).
 
     Returns:
-        The VGG, not initialized.
+        The VGG, not initialized (with the weights loaded if ``pretrained``).
 
     Raises:
-        ValueError: for an unknown depth, or ``pretrained=True``.
+        ValueError: for an unknown depth.
+        FileNotFoundError: ``pretrained`` and no weights file (the message lists
+            where it looked).
     """
     layers, filters = spec_entry("get_vgg", vgg_spec, num_layers)
     return build_model(f"vgg{num_layers}{'_bn' if kwargs.get('batch_norm') else ''}", VGG,
-                       layers, filters, pretrained=pretrained, **kwargs)
+                       layers, filters, pretrained=pretrained, ctx=ctx, root=root, **kwargs)
 
 
 vgg11 = variant(get_vgg, 11, name="vgg11", summary="VGG-11.")

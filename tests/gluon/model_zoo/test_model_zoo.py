@@ -1,5 +1,6 @@
 """gluon.model_zoo.vision: every architecture builds, initializes and runs, with MXNet
-1.9's output shape, parameter counts and parameter names; get_model; pretrained=True.
+1.9's output shape, parameter counts and parameter names; get_model (pretrained=True:
+test_pretrained.py).
 
 Parameter counts, two conventions:
 
@@ -228,30 +229,6 @@ def test_get_model_unknown_name_lists_the_models():
         vision.get_model("ResNet_18")
     for name in vision._models:
         assert f"\t{name}\n" in str(err.value) + "\n"
-
-
-@pytest.mark.parametrize("make", [
-    lambda: vision.get_model("resnet50_v2", pretrained=True),
-    lambda: vision.resnet18_v1(pretrained=True),
-    lambda: vision.vgg16_bn(pretrained=True),
-    lambda: vision.alexnet(pretrained=True),
-    lambda: vision.densenet121(pretrained=True),
-    lambda: vision.squeezenet1_0(pretrained=True),
-    lambda: vision.inception_v3(pretrained=True),
-    lambda: vision.mobilenet0_5(pretrained=True),
-    lambda: vision.get_model("mobilenetv2_0.75", pretrained=True),
-])
-def test_pretrained_is_refused(make):
-    with pytest.raises(ValueError, match=r"pretrained=True is not supported.*"
-                                         r"net\.load_parameters\(path\)"):
-        make()
-
-
-def test_pretrained_message_names_the_model():
-    with pytest.raises(ValueError, match=r"get_model\('vgg16_bn'\)"):
-        vision.vgg16_bn(pretrained=True)
-    with pytest.raises(ValueError, match=r"get_model\('mobilenetv2_0.75'\)"):
-        vision.mobilenet_v2_0_75(pretrained=True)
 
 
 @pytest.mark.parametrize(("make", "match"), [
