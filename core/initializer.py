@@ -190,8 +190,11 @@ class Initializer:
             >>> from core import initializer
             >>> initializer.Normal(0.5).dumps()
             '["normal", {"sigma": 0.5}]'
+
+        Array arguments (NDArrays, NumPy arrays and scalars) are written as (nested)
+        lists and numbers, as MXNet writes them.
         """
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
+        return json.dumps([type(self).__name__.lower(), self._kwargs], default=_json_default)
 
     def __call__(self, desc, arr: NDArray) -> None:
         """Fill ``arr`` in place according to the name ``desc``.
@@ -421,6 +424,28 @@ class One(Initializer):
         _fill(arr, 1)
 
 
+def _jsonable(value):
+    """``value`` in JSON's types: NDArrays and NumPy arrays as nested lists, NumPy
+    scalars as numbers; other values unchanged (``json.dumps`` then judges them)."""
+    if isinstance(value, NDArray):
+        value = value.asnumpy()
+    if isinstance(value, (numpy.ndarray, numpy.generic)):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _json_default(value):
+    out = _jsonable(value)
+    if out is value:
+        raise TypeError(f"Initializer.dumps: an argument of type {type(value).__name__} "
+                        "cannot be written as JSON")
+    return out
+
+
 @register
 class Constant(Initializer):
     """Fills with a value: a scalar, or an array broadcastable to the parameter's shape.
@@ -443,14 +468,19 @@ class Constant(Initializer):
         _fill(arr, self.value)
 
     def dumps(self) -> str:
-        val = self.value
-        if isinstance(val, NDArray):
-            val = val.asnumpy()
-        if isinstance(val, numpy.ndarray):
-            val = val.tolist()
-        elif isinstance(val, numpy.generic):
-            val = val.item()
-        return json.dumps([type(self).__name__.lower(), {"value": val}])
+        """``'["constant", {"value": ...}]'``; an array value is written as nested lists.
+
+        As in MXNet, the array value in ``_kwargs`` is replaced by that list (so
+        ``json.dumps([name, init._kwargs])`` gives the same string); the value the
+        initializer fills with stays the array.
+
+        Example:
+            >>> from core import initializer, nd
+            >>> initializer.Constant(nd.ones((2,))).dumps()
+            '["constant", {"value": [1.0, 1.0]}]'
+        """
+        self._kwargs["value"] = _jsonable(self._kwargs["value"])
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
 
 
 @register

@@ -231,3 +231,38 @@ def test_equality_and_repr():
     assert initializer.Normal(0.1) != initializer.Normal(0.2)
     assert initializer.Normal(0.1) != initializer.Uniform(0.1)
     assert repr(initializer.Orthogonal()) == "Orthogonal(scale=1.414, rand_type='uniform')"
+
+
+def test_dumps_with_array_arguments_as_mxnet():
+    # MXNet's test_init.py::test_const_init_dumps: the array is written as nested lists
+    import json
+
+    import numpy
+
+    from core import initializer, nd
+
+    for value in (nd.ones((2, 3)), numpy.ones((2, 3), numpy.float32)):
+        init = initializer.Constant(value)
+        text = init.dumps()
+        assert text == json.dumps([init.__class__.__name__.lower(), init._kwargs])
+        assert json.loads(text) == ["constant", {"value": [[1.0] * 3] * 2}]
+        back = initializer.create(text)
+        w = nd.zeros((2, 3))
+        back("w_weight", w)
+        assert w.asnumpy().tolist() == [[1.0] * 3] * 2
+        w2 = nd.zeros((2, 3))
+        init("w_weight", w2)  # the initializer still fills with its value after dumps()
+        assert w2.asnumpy().tolist() == [[1.0] * 3] * 2
+    assert initializer.Constant(1).dumps() == '["constant", {"value": 1}]'
+    assert initializer.Constant(numpy.float32(2.5)).dumps() == '["constant", {"value": 2.5}]'
+
+
+def test_dumps_names_an_unwritable_argument():
+    import pytest
+
+    from core import initializer
+
+    init = initializer.Normal(0.5)
+    init._kwargs["sigma"] = object()
+    with pytest.raises(TypeError, match="Initializer.dumps: an argument of type object"):
+        init.dumps()
