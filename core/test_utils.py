@@ -27,18 +27,29 @@ Example:
 """
 from __future__ import annotations
 
+import bz2  # noqa: F401 - the modules MXNet's test_utils exports through ``import *``
 import contextlib
+import errno  # noqa: F401
 import functools
+import gzip  # noqa: F401
 import json
+import logging  # noqa: F401
 import numbers
 import os
 import platform
+import struct  # noqa: F401
 import sys
 import time
+import traceback  # noqa: F401
+import zipfile  # noqa: F401
+from collections import OrderedDict  # noqa: F401
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager  # noqa: F401
 
 import numpy
 import numpy as np
+import numpy.random as rnd  # noqa: F401
+import numpy.testing as npt  # noqa: F401
 
 from . import autograd
 from .context import Context, as_context, current_context
@@ -1630,13 +1641,42 @@ def new_sym_matrix_with_real_eigvals_nd(shape):
         .reshape(shape)
 
 
+def array(source_array, ctx=None, dtype=None) -> NDArray:
+    """``nd.array``: an NDArray from array-like values (MXNet's test_utils imports it)."""
+    from . import nd
+
+    return nd.array(source_array, ctx=ctx, dtype=dtype)
+
+
+def getenv(name: str):
+    """The value of environment variable ``name``, or None."""
+    return os.environ.get(name)
+
+
+def setenv(name: str, value) -> None:
+    """Set (a str) or unset (None) environment variable ``name``."""
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = str(value)
+
+
 def __getattr__(name: str):
-    # DummyIter subclasses mx.io.DataIter: made on first use, so core.io loads only then.
+    # Made on first use, so that core.io, core.symbol and scipy load only then: DummyIter
+    # subclasses mx.io.DataIter; ``ss`` is scipy.stats (None without scipy), as in MXNet.
     if name == "DummyIter":
-        cls = _make_dummy_iter()
-        globals()["DummyIter"] = cls
-        return cls
-    raise AttributeError(f"module 'core.test_utils' has no attribute {name!r}")
+        value = _make_dummy_iter()
+    elif name == "Symbol":
+        from .symbol import Symbol as value
+    elif name == "ss":
+        try:
+            import scipy.stats as value
+        except ImportError:
+            value = None
+    else:
+        raise AttributeError(f"module 'core.test_utils' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def _make_dummy_iter():
@@ -1672,7 +1712,9 @@ def _make_dummy_iter():
     return DummyIter
 
 
-__all__ = [n for n in list(globals()) if not n.startswith("_") and n not in (
-    "annotations", "contextlib", "functools", "json", "numbers", "os", "platform", "sys",
-    "time", "Callable", "Sequence", "numpy", "np", "autograd", "Context",
-    "as_context", "current_context", "is_float", "NDArray", "F")] + ["DummyIter"]
+# ``from mxnet.test_utils import *`` gives, in MXNet, every public name of the module,
+# the modules it imports included (MXNet's tests use ``sys``, ``np``, ``rnd``, ... from it).
+_PRIVATE = {"annotations", "Callable", "Sequence", "numpy", "autograd", "as_context",
+            "is_float", "F"}
+__all__ = sorted(n for n in list(globals()) if not n.startswith("_") and n not in _PRIVATE) \
+    + ["DummyIter", "Symbol", "ss"]

@@ -263,4 +263,9 @@ def test_star_import_names():
     for n in ("default_context", "set_default_context", "assert_almost_equal", "same",
               "rand_ndarray", "environment", "check_consistency", "use_np", "DummyIter"):
         assert n in names
-    assert "np" not in names and "os" not in names
+    for n in ("np", "os", "sys", "rnd", "npt", "json", "time"):  # star-exported, as in MXNet
+        assert n in names
+    assert "numpy" not in names and "annotations" not in names
+    ns = {}
+    exec("from core.test_utils import *", ns)
+    assert ns["sys"] is __import__("sys") and ns["Symbol"].__name__ == "Symbol"
