@@ -27,13 +27,16 @@ older, ndim 0 marks an unallocated array; in V3, ndim -1 or a dim of -1 does, an
 ndim 0 is a scalar.
 
 What we write: V2 arrays (what ``mx.nd.save`` and Gluon's ``save_parameters`` write),
-or V3 arrays for the whole file when any array is 0-d (V2 cannot hold a scalar; such
-a file loads in MXNet under ``mx.npx.set_np()``), always with a cpu(0) context, and only
-the dtypes MXNet 1.9 loads (:data:`WRITABLE`; every flag above is read). Sparse arrays
-in a file are read as dense (scattered into zeros). Unallocated arrays are refused.
+or V3 arrays for the whole file when asked (``np_shape=True``: what ``mx.npx.save``
+writes) or when any array is 0-d (V2 cannot hold a scalar); MXNet loads V3 files under
+``mx.npx.set_np()`` (or ``mx.util.np_shape(True)``) and V2 files outside it. Arrays are
+written with a cpu(0) context, and only in the dtypes MXNet 1.9 loads (:data:`WRITABLE`;
+every flag above is read). Sparse arrays in a file are read as dense (scattered into
+zeros). Unallocated arrays are refused.
 
-:func:`loads` and :func:`write` raise :class:`FormatError` (offset and what was
-expected); ``core.serialization`` adds the file's name.
+:func:`loads` raises :class:`FormatError` (the offset and what was expected);
+``core.serialization`` adds the file's name. :func:`write` raises ``TypeError`` for a
+dtype it does not write.
 
 Example:
     >>> import numpy
@@ -356,19 +359,22 @@ def check_dtype(name: str, arr: numpy.ndarray) -> int:
     return flag
 
 
-def write(f, kind: str, entries) -> None:
+def write(f, kind: str, entries, np_shape: bool = False) -> None:
     """Write arrays to the binary file object ``f`` in MXNet's format.
 
     Args:
         f: a binary file object open for writing.
         kind: ``'dict'`` (names are written) or ``'list'``.
         entries: ``[(name, numpy array)]``.
+        np_shape: write V3 arrays (NumPy shape semantics: what ``mx.npx.save`` writes,
+            loaded by MXNet under ``npx.set_np()``); otherwise V2 arrays (what
+            ``mx.nd.save`` writes), unless an array is 0-d, which only V3 holds.
 
     Raises:
         TypeError: for a dtype MXNet cannot hold (see :func:`check_dtype`).
     """
     flags = [check_dtype(name, arr) for name, arr in entries]
-    magic = V3_MAGIC if any(arr.ndim == 0 for _, arr in entries) else V2_MAGIC
+    magic = V3_MAGIC if np_shape or any(arr.ndim == 0 for _, arr in entries) else V2_MAGIC
     f.write(struct.pack("<QQQ", LIST_MAGIC, 0, len(entries)))
     for (_, arr), flag in zip(entries, flags):
         f.write(struct.pack("<Ii", magic, 0))
@@ -386,12 +392,12 @@ def write(f, kind: str, entries) -> None:
         f.write(raw)
 
 
-def dumps(kind: str, entries) -> bytes:
+def dumps(kind: str, entries, np_shape: bool = False) -> bytes:
     """The bytes :func:`write` would write (arguments as for :func:`write`).
 
     Returns:
         The file's content.
     """
     buf = io.BytesIO()
-    write(buf, kind, entries)
+    write(buf, kind, entries, np_shape)
     return buf.getvalue()

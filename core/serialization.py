@@ -202,7 +202,7 @@ def _format_of(fname, format) -> str:
     return key
 
 
-def save(fname: str, data, format: str | None = None) -> None:
+def save(fname: str, data, format: str | None = None, np_shape: bool = False) -> None:
     """Save an NDArray, a list of NDArrays or a dict of str to NDArray.
 
     The file is in MXNet's binary NDArray format (real MXNet 1.x's ``nd.load`` and
@@ -215,6 +215,9 @@ def save(fname: str, data, format: str | None = None) -> None:
         data: an NDArray, a list/tuple of NDArrays, or a dict mapping names to NDArrays
             (NumPy arrays are accepted too).
         format: ``'mxnet'``, ``'npz'`` or ``'hdf5'``; default from the name as above.
+        np_shape: MXNet's format only: write its NumPy-shape (V3) arrays, as
+            ``mx.npx.save`` does (real MXNet loads them under ``npx.set_np()``); by
+            default V2 arrays, as ``mx.nd.save`` writes, unless an array is 0-d.
 
     Returns:
         None.
@@ -241,7 +244,7 @@ def save(fname: str, data, format: str | None = None) -> None:
     if fmt == "mxnet":
         for name, arr in entries:
             mxnet_format.check_dtype(name, arr)
-        atomic_write(fname, lambda f: mxnet_format.write(f, kind, entries))
+        atomic_write(fname, lambda f: mxnet_format.write(f, kind, entries, np_shape))
         return
     meta, arrays = _describe(kind, entries)
     if fmt == "hdf5":

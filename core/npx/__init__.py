@@ -147,9 +147,11 @@ def gpu_memory_info(device_id: int = 0) -> tuple[int, int]:
 
 
 def save(file, arr) -> None:
-    """Save an array, a list of arrays or a dict of named arrays (``npx.save``); loads
-    never unpickle (see ``core.serialization``)."""
-    _serialization.save(file, arr)
+    """Save an array, a list of arrays or a dict of named arrays (``npx.save``): MXNet's
+    binary format with NumPy-shape (V3) arrays, as ``mx.npx.save`` writes (real MXNet
+    loads the file with ``npx.load`` under ``npx.set_np()``), or ``.npz``/HDF5 by name;
+    loads never unpickle (see ``core.serialization``)."""
+    _serialization.save(file, arr, np_shape=True)
 
 
 def load(file):

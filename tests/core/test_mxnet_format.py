@@ -9,7 +9,7 @@ import struct
 import numpy
 import pytest
 
-from core import cpu, mxnet_format, nd, serialization
+from core import cpu, mxnet_format, nd, np, npx, serialization
 from core.dtypes import bfloat16
 from core.serialization import SerializationError
 from tests.mxnet_ref import requires_mxnet, run_mxnet
@@ -270,12 +270,33 @@ def test_real_mxnet_loads_our_nd_save_files(tmp_path):
     assert got["l"][0]["v"] == [0.0, 1.0, 2.0, 3.0] and got["l"][1]["dtype"] == "int64"
 
 
+def test_v3_arrays_for_scalars_and_for_npx_save(tmp_path):
+    f = str(tmp_path / "v")
+    v2, v3 = struct.pack("<I", mxnet_format.V2_MAGIC), struct.pack("<I", mxnet_format.V3_MAGIC)
+    nd.save(f, [nd.ones((2,))])
+    with open(f, "rb") as fh:
+        assert fh.read()[24:28] == v2
+    nd.save(f, [nd.ones((2,)), nd.array(1.0)])  # a 0-d array: the whole file is V3
+    with open(f, "rb") as fh:
+        raw = fh.read()
+    assert raw[24:28] == v3 and raw.count(v3) == 2 and v2 not in raw
+    npx.save(f, {"a": np.ones((2, 3))})  # mx.npx.save writes V3
+    with open(f, "rb") as fh:
+        assert fh.read()[24:28] == v3
+    assert npx.load(f)["a"].shape == (2, 3)
+
+
 @requires_mxnet
 def test_real_mxnet_loads_our_scalar_files_in_numpy_shape_mode(tmp_path):
     nd.save(str(tmp_path / "s.params"), {"s": nd.array(4.5), "m": nd.ones((2, 0))})
+    npx.save(str(tmp_path / "n.params"), {"a": np.arange(6).reshape(2, 3)})
     code = _READ_BACK + (
         "with mx.util.np_shape(True):\n"
-        "    print(json.dumps(load('s.params')))")
-    got = json.loads(run_mxnet(code, cwd=str(tmp_path)).strip().splitlines()[-1])
+        "    print(json.dumps(load('s.params')))\n"
+        "mx.npx.set_np()\n"
+        "print(json.dumps(mx.npx.load('n.params')['a'].tolist()))")
+    lines = run_mxnet(code, cwd=str(tmp_path)).strip().splitlines()
+    got = json.loads(lines[-2])
     assert got["s"] == {"dtype": "float32", "shape": [], "v": 4.5}
     assert got["m"]["shape"] == [2, 0]
+    assert json.loads(lines[-1]) == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]

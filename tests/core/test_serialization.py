@@ -136,8 +136,8 @@ def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch, ext):
     if ext == ".params":
         real = mxnet_format.write
 
-        def failing(fp, kind, entries):
-            real(fp, kind, entries[:1])  # part of the data, then the disk fills up
+        def failing(fp, kind, entries, np_shape=False):
+            real(fp, kind, entries[:1], np_shape)  # part of the data, then the disk fills up
             raise OSError("disk full")
 
         monkeypatch.setattr(mxnet_format, "write", failing)
