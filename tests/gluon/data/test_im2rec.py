@@ -135,3 +135,27 @@ print(json.dumps([b.label[0].asnumpy().tolist(), b.data[0][3].asnumpy().tolist()
     numpy.testing.assert_array_equal(numpy.asarray(img), imgs["dog/e.png"])
     numpy.testing.assert_array_equal(numpy.asarray(first),
                                      imgs["dog/d.png"].transpose(2, 0, 1).astype("f"))
+
+
+@requires_mxnet
+def test_jpeg_records_decode_alike_here_and_in_mxnet(tmp_path):
+    root = tmp_path / "imgs"
+    root.mkdir()
+    yy, xx = numpy.mgrid[0:24, 0:32]
+    img = numpy.stack([xx * 8, yy * 10, (xx + yy) * 4], axis=-1).astype(numpy.uint8)
+    Image.fromarray(img).save(root / "g.png")
+    prefix = str(tmp_path / "j")
+    im2rec.main([prefix, str(root), "--list"])
+    im2rec.main([prefix, str(root), "--quality", "90", "--quiet"])  # default .jpg encoding
+    out = run_mxnet(f"""
+import mxnet as mx, json
+it = mx.io.ImageRecordIter(path_imgrec={prefix + '.rec'!r}, data_shape=(3, 24, 32),
+                           batch_size=1, preprocess_threads=1)
+print(json.dumps(it.next().data[0].asnumpy().tolist()))
+""")
+    from core.io import ImageRecordIter
+    ours = ImageRecordIter(path_imgrec=prefix + ".rec", data_shape=(3, 24, 32),
+                           batch_size=1).next().data[0].asnumpy()
+    ref = numpy.asarray(json.loads(out), "f")
+    assert numpy.abs(ours - ref).max() <= 3  # two JPEG decoders' rounding
+    assert numpy.abs(ours[0].transpose(1, 2, 0) - img).mean() < 3  # and close to the source
