@@ -176,8 +176,12 @@ class LocalKVStore(KVStoreBase):
         """
         pairs = key_value_pairs(key, value)
         outs = pairs if out is None else key_value_pairs(key, out, what="out")
-        for (k, vals), (_, o) in zip(pairs, outs):
+        # every key is pushed before any is pulled, as in MXNet: with a list of keys
+        # whose values share arrays, results written into one key's arrays are not
+        # summed again by the next key
+        for k, vals in pairs:
             self._push_one(k, vals)
+        for (k, _), (_, o) in zip(pairs, outs):
             copy_to_all(self._store[k], o)
 
     def broadcast(self, key, value, out, priority: int = 0) -> None:

@@ -41,8 +41,8 @@ class TestStore(KVStoreBase):
         """Write the sum of ``value``'s arrays into ``out`` (default: into ``value``)."""
         pairs = key_value_pairs(key, value)
         outs = pairs if out is None else key_value_pairs(key, out, what="out")
-        for (_, vals), (_, o) in zip(pairs, outs):
-            total = vals[0] if len(vals) == 1 else reduce_sum(vals, vals[0].context)
+        totals = [reduce_sum(vals, vals[0].context) for _, vals in pairs]  # all read first
+        for total, (_, o) in zip(totals, outs):
             copy_to_all(total, o)
 
     @staticmethod

@@ -378,3 +378,16 @@ def test_custom_store_registered_and_created_by_name():
         del KVStoreBase.kv_registry["mystore"]
     with pytest.raises(ValueError, match="unknown kvstore type 'mystore'"):
         kvstore.create("mystore")
+
+
+@pytest.mark.parametrize("name", ["local", "device", "teststore"])
+def test_pushpull_list_of_keys_sharing_arrays_reads_before_writing(name):
+    # MXNet's test_kvstore_custom.py: [[...]] * 3 gives the three keys the same arrays;
+    # every key's sum is taken before any result is written back (in place)
+    kv = kvstore.create(name)
+    keys = [5, 7, 11]
+    kv.broadcast(keys, [nd.zeros((2,))] * 3, out=[nd.zeros((2,))] * 3)
+    vals = [[nd.ones((2,), ctx=c) * 2.0 for c in CTXS]] * 3
+    kv.pushpull(keys, vals)
+    for v in vals[0]:
+        assert v.asnumpy().tolist() == [6.0, 6.0]
