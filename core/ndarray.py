@@ -356,6 +356,66 @@ class NDArray(NumpyMethods):
         return _invoke(_R["reshape"], (self,),
                        dict(_R["reshape"].attrs, newshape=tuple(shape), reverse=reverse))
 
+    # MXNet 1.x's shape methods with ``inplace=``: True gives a view sharing this array's
+    # memory (MXNet's ``inplace=True``); False (the default) a new array, as MXNet's
+    # operators return (our operators may return views; those are copied here).
+    def _shape_method(self, opname, inplace, attrs) -> NDArray:
+        from .ops.namespace import _call_generic
+
+        res = _call_generic(_R[opname], (self,), attrs)
+        if inplace or type(self._data) is Placeholder or type(res._data) is Placeholder:
+            return res
+        xp = self._ctx.xp
+        if getattr(xp, "may_share_memory", None) and xp.may_share_memory(res._data, self._data):
+            return _invoke(_R["copy"], (res,), _EMPTY)
+        return res
+
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """Collapse every axis after the first (MXNet's ``flatten``).
+
+        Args:
+            inplace: return a view sharing this array's memory instead of a new array.
+
+        Example:
+            >>> from core import nd
+            >>> x = nd.zeros((2, 3, 4)); v = x.flatten(inplace=True); c = x.flatten()
+            >>> x[0] = 1; v.shape, v[0, 0].item(), c[0, 0].item()
+            ((2, 12), 1.0, 0.0)
+        """
+        return self._shape_method("flatten", inplace, {})
+
+    def squeeze(self, axis=None, inplace: bool = False) -> NDArray:
+        """Remove axes of length 1 (all, or ``axis``); ``inplace=True`` gives a view."""
+        return self._shape_method("squeeze", inplace, {"axis": axis})
+
+    def expand_dims(self, axis, inplace: bool = False) -> NDArray:
+        """Insert an axis of length 1 at ``axis``; ``inplace=True`` gives a view."""
+        return self._shape_method("expand_dims", inplace, {"axis": axis})
+
+    def slice(self, begin, end, step=()) -> NDArray:
+        """MXNet's ``NDArray.slice``: ``self[begin[0]:end[0]:step[0], ...]`` (``None``
+        entries take the whole axis; axes after ``begin`` are kept whole).
+
+        Example:
+            >>> from core import nd
+            >>> nd.arange(12).reshape(3, 4).slice(begin=(1, 0), end=(3, 4), step=(1, 2)).shape
+            (2, 2)
+        """
+        from .ops.namespace import _call_generic
+
+        return _call_generic(_R["slice"], (self,), {"begin": begin, "end": end, "step": step})
+
+    def tostype(self, stype: str) -> NDArray:
+        """MXNet's ``tostype``: only ``'default'`` (dense: a copy) exists here.
+
+        Raises:
+            ValueError: for the sparse storage types (``'row_sparse'``, ``'csr'``).
+        """
+        if stype != "default":
+            raise ValueError(f"tostype: stype={stype!r} is not supported; only dense arrays "
+                             "(stype='default') exist here")
+        return self.copy()
+
     def transpose(self, *axes) -> NDArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]

@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - each import registers a family
     gather,
     index,
     join,
+    legacy_ops,
     linalg,
     matmul,
     nn,

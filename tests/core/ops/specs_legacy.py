@@ -258,3 +258,34 @@ SPECS += [
              [("float16", "w"), (_F32, "w"), (_F32, "one"), (_F32, "one"), (_F32, "w")],
              dtypes=(_F32,), lr=0.1, flags=("no_clip",)),
 ]
+
+
+# ----------------------------------------------------------------- legacy NDArray operators
+def _rows_idx(rng, n, c):
+    return rng.integers(0, c, size=(n,)).astype(np.float32)
+
+
+def _choose_ref(lhs, rhs):
+    return lhs[np.arange(lhs.shape[0]), rhs.astype(np.int64)]
+
+
+def _fill_ref(lhs, mhs, rhs):
+    out = lhs.copy()
+    out[np.arange(lhs.shape[0]), rhs.astype(np.int64)] = mhs
+    return out
+
+
+SPECS += [
+    OpSpec("add_n", lambda *a: nd.add_n(*a), lambda *a: np.sum(np.stack(a), axis=0),
+           lambda rng, d: [Sample(rand(rng, (3, 4), d), rand(rng, (3, 4), d),
+                                  rand(rng, (3, 4), d)),
+                           Sample(rand(rng, (5,), d))], dtypes=FLOATS),
+    OpSpec("choose_element_0index", nd.choose_element_0index, _choose_ref,
+           lambda rng, d: [Sample(rand(rng, (4, 3), d), _rows_idx(rng, 4, 3), diff=[0]),
+                           Sample(rand(rng, (2, 5), d), np.array([4, 0]), diff=[0])],
+           dtypes=FLOATS),
+    OpSpec("fill_element_0index", nd.fill_element_0index, _fill_ref,
+           lambda rng, d: [Sample(rand(rng, (4, 3), d), rand(rng, (4,), d),
+                                  _rows_idx(rng, 4, 3), diff=[0, 1])],
+           dtypes=FLOATS),
+]

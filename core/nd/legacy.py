@@ -1,0 +1,248 @@
+"""MXNet 1.x's hand-written ``mxnet.nd`` functions (``python/mxnet/ndarray/``).
+
+The creation functions take MXNet's positional order ``(shape, ctx, dtype)`` and its
+``stype`` (only ``'default'``: every array here is dense); ``concatenate``,
+``onehot_encode``, ``from_numpy``, the top-level ``uniform``/``normal`` draws and
+``CachedOp`` (a Symbol run as one operator on NDArrays, with autograd) are MXNet's.
+``core.nd`` imports them over the generated functions of the same names, so they exist
+in ``core.nd`` only (``core.sym`` keeps its operators).
+"""
+from __future__ import annotations
+
+import numpy
+
+from ..context import as_context, current_context
+from ..ndarray import NDArray, array
+from ..ops import F as _F
+from ..ops.namespace import namespace as _namespace
+from ..ops.namespace import write_out
+
+_GEN = _namespace("nd")  # the generated functions these wrap
+
+__all__ = ["CachedOp", "concatenate", "empty", "from_numpy", "full", "normal", "ones",
+           "onehot_encode", "uniform", "zeros"]
+
+
+def check_stype(name: str, stype) -> None:
+    """Check MXNet's ``stype`` argument: only dense storage (``'default'``) exists here.
+
+    Raises:
+        ValueError: naming ``name`` and the storage type, for ``'row_sparse'``, ``'csr'``
+            or anything else but ``None``/``'default'``.
+    """
+    if stype not in (None, "default"):
+        raise ValueError(f"{name}: stype={stype!r} is not supported; only dense arrays "
+                         "(stype='default') exist here: use dense arrays (MXNet's sparse "
+                         "storage has no counterpart)")
+
+
+def _creation(name):
+    gen = _GEN[name]
+
+    def f(shape, ctx=None, dtype=None, stype=None, **kwargs):
+        check_stype(f"nd.{name}", stype)
+        return gen(shape=shape, dtype=dtype, ctx=ctx, **kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"MXNet's ``nd.{name}(shape, ctx=None, dtype=None, stype=None, **kwargs)``: "
+                 f"a new array of ``shape`` ({name}), float32 by default.\n\n"
+                 "Args:\n    shape: an int or a tuple.\n    ctx: the context (default: "
+                 "the current one).\n    dtype: the dtype.\n    stype: 'default' (or None); "
+                 "sparse storage types raise ValueError.\n    **kwargs: ``out=``.\n")
+    return f
+
+
+zeros = _creation("zeros")
+ones = _creation("ones")
+empty = _creation("empty")
+
+
+def full(shape, val=None, ctx=None, dtype=numpy.float32, out=None, **kwargs) -> NDArray:
+    """MXNet's ``nd.full``: an array of ``shape`` filled with ``val`` (float32 by default).
+
+    Args:
+        shape: an int or a tuple.
+        val: the fill value (or ``fill_value=``, the NumPy name).
+        ctx: the context (default: the current one).
+        dtype: the dtype (MXNet's default float32, whatever ``val`` is).
+        out: an array to fill instead.
+
+    Example:
+        >>> from core import nd
+        >>> nd.full((2,), 3, None, "int32").asnumpy().tolist()
+        [3, 3]
+    """
+    check_stype("nd.full", kwargs.pop("stype", None))
+    if "fill_value" in kwargs:
+        val = kwargs.pop("fill_value")
+    if val is None:
+        raise TypeError("nd.full: the fill value (val) is required")
+    return _GEN["full"](shape=shape, fill_value=val, dtype=dtype, ctx=ctx, out=out, **kwargs)
+
+
+def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """MXNet's top-level ``nd.uniform`` (``nd.random_uniform``): draws from
+    ``[low, high)``."""
+    return _GEN["random_uniform"](low, high, shape=shape, dtype=dtype, ctx=ctx, out=out,
+                                  **kwargs)
+
+
+def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """MXNet's top-level ``nd.normal`` (``nd.random_normal``): Gaussian draws."""
+    return _GEN["random_normal"](loc, scale, shape=shape, dtype=dtype, ctx=ctx, out=out,
+                                 **kwargs)
+
+
+def concatenate(arrays, axis: int = 0, always_copy: bool = True) -> NDArray:
+    """MXNet's ``nd.concatenate``: join a list of arrays along ``axis``.
+
+    Args:
+        arrays: the arrays (same shape but along ``axis``).
+        axis: the axis.
+        always_copy: with False, a single array is returned as it is.
+
+    Example:
+        >>> from core import nd
+        >>> nd.concatenate([nd.ones((1, 2)), nd.zeros((2, 2))]).shape
+        (3, 2)
+    """
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("concatenate: needs at least one array")
+    if not all(isinstance(a, NDArray) for a in arrays):
+        raise TypeError("concatenate: expects a list of NDArrays, got "
+                        f"{[type(a).__name__ for a in arrays]}")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return _F.concatenate(*arrays, axis=axis)
+
+
+def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
+    """MXNet's ``nd.onehot_encode``: write the one-hot rows of ``indices`` into ``out``
+    (shape ``(len(indices), classes)``) and return it.
+
+    Example:
+        >>> from core import nd
+        >>> out = nd.zeros((2, 3))
+        >>> nd.onehot_encode(nd.array([2, 0]), out).asnumpy().tolist()
+        [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    if not isinstance(out, NDArray) or out.ndim != 2:
+        raise ValueError(f"onehot_encode: out must be a 2-D NDArray (rows, classes), got "
+                         f"{getattr(out, 'shape', type(out).__name__)}")
+    if tuple(indices.shape) != (out.shape[0],):
+        raise ValueError(f"onehot_encode: indices must have shape ({out.shape[0]},) for out of "
+                         f"shape {tuple(out.shape)}, got {tuple(indices.shape)}")
+    idx = indices.asnumpy()
+    if idx.size and (idx.min() < 0 or idx.max() >= out.shape[1]):
+        raise ValueError(f"onehot_encode: indices must be in [0, {out.shape[1]}), got "
+                         f"min {idx.min()}, max {idx.max()}")
+    return write_out("onehot_encode", out,
+                     _F.one_hot(indices, depth=out.shape[1], dtype=out.dtype))
+
+
+def from_numpy(ndarray: numpy.ndarray, zero_copy: bool = True) -> NDArray:
+    """MXNet's ``nd.from_numpy``: an NDArray of a NumPy array (on the CPU).
+
+    With ``zero_copy`` (the default) the NDArray shares the array's memory and, as in
+    MXNet, the NumPy array becomes read-only (writes go through the NDArray); the array
+    must then be C-contiguous. Without it the data is copied. The dtype is kept.
+
+    Raises:
+        ValueError: ``zero_copy`` with an array that is not C-contiguous.
+
+    Example:
+        >>> import numpy
+        >>> from core import nd
+        >>> a = numpy.arange(3.0)
+        >>> x = nd.from_numpy(a); x[1] = 7
+        >>> a.tolist(), a.flags.writeable
+        ([0.0, 7.0, 2.0], False)
+    """
+    if not isinstance(ndarray, numpy.ndarray):
+        raise TypeError(f"from_numpy: expects a numpy.ndarray, got {type(ndarray).__name__}")
+    if not zero_copy:
+        return array(ndarray, ctx=as_context("cpu"), dtype=ndarray.dtype)
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError(f"from_numpy: zero_copy needs a C-contiguous array (shape "
+                         f"{ndarray.shape}, strides {ndarray.strides}); pass zero_copy=False "
+                         "or numpy.ascontiguousarray(...)")
+    view = ndarray.view()  # stays writable: the NDArray's handle on the shared memory
+    ndarray.flags.writeable = False
+    return NDArray._make(view, as_context("cpu"), None)
+
+
+class CachedOp:
+    """MXNet's ``nd.CachedOp(sym, flags=())``: a Symbol run as one operator on NDArrays.
+
+    Call it with one NDArray per ``sym.list_inputs()`` (arguments, then auxiliary
+    states, in that order); it returns the output, or the list of outputs, and writes
+    auxiliary-state updates (BatchNorm's moving statistics) in place. It is traced once
+    per input shapes, dtypes, context and training mode into a
+    ``core.symbol.cached_op.CachedOp``, so under ``autograd.record()`` it is one node
+    of the tape and gradients flow to its inputs. ``flags`` (MXNet's
+    ``static_alloc``, ...) are accepted and kept.
+
+    Example:
+        >>> from core import nd, sym
+        >>> op = nd.CachedOp(sym.var("x") * 2 + 1)
+        >>> op(nd.array([1.0, 2.0])).asnumpy().tolist()
+        [3.0, 5.0]
+    """
+
+    def __init__(self, sym, flags=()):
+        self.sym = sym
+        self.flags = dict(flags) if flags else {}
+        self._inputs = sym.list_inputs()
+        self._ops: dict = {}
+
+    def _compiled(self, arrays, ctx, training):
+        from ..symbol import Tracer
+        from ..symbol.cached_op import CachedOp as _Cached
+        from ..symbol.graph import evaluate
+
+        key = (tuple((tuple(a.shape), a.dtype) for a in arrays), ctx, training)
+        op = self._ops.get(key)
+        if op is None:
+            aux = set(self.sym.list_auxiliary_states())
+            with Tracer() as t:
+                values = {}
+                bound = {}
+                for name, a in zip(self._inputs, arrays):
+                    if name in aux:
+                        t.bind(a, name)
+                        bound[name] = a
+                        values[name] = a
+                    else:
+                        values[name] = t.variable(name, a.shape, a.dtype, ctx)
+                outs, updates = evaluate(self.sym.graph, values, ctx, is_train=training)
+                for name, new in updates.items():
+                    if name in bound:
+                        bound[name][...] = new
+                graph = t.graph(outs)
+            op = self._ops[key] = _Cached(graph, ctx)
+        return op
+
+    def __call__(self, *args, out=None, **kwargs):
+        from .. import autograd
+
+        kwargs.pop("default_ctx", None)
+        if kwargs:
+            raise TypeError(f"CachedOp: unexpected keyword arguments {sorted(kwargs)}")
+        if len(args) != len(self._inputs):
+            raise ValueError(f"CachedOp: expects {len(self._inputs)} NDArrays "
+                             f"({', '.join(self._inputs)}), got {len(args)}")
+        for name, a in zip(self._inputs, args):
+            if not isinstance(a, NDArray):
+                raise TypeError(f"CachedOp: input {name!r} must be an NDArray, got "
+                                f"{type(a).__name__}")
+        ctx = args[0].context if args else current_context()
+        op = self._compiled(args, ctx, autograd.is_training())
+        res = op(dict(zip(self._inputs, args)))
+        if out is not None:
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            if len(outs) != len(res):
+                raise ValueError(f"CachedOp: out= has {len(outs)} arrays for {len(res)} "
+                                 "outputs")
+            res = [write_out("CachedOp", o, r) for o, r in zip(outs, res)]
+        return res[0] if len(res) == 1 else res
