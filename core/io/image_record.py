@@ -2,9 +2,10 @@
 ``ImageDetRecordIter`` (``mx.io``), reading the ``.rec`` files that ``im2rec`` writes.
 
 Each batch decodes its images (Pillow, ``preprocess_threads`` threads), augments them
-as MXNet's default C++ augmenter does (in its order: resize the shorter edge, pad,
-random-resized / random-size / centre or random crop, colour jitter, PCA noise, mirror,
-then ``(x - mean) * scale / std``) and stacks them as ``(batch, C, H, W)`` RGB. Labels
+as MXNet's default C++ augmenter does (in its order: resize the shorter edge, the random
+affine warp (rotation, shear, scale, aspect ratio), pad, random-resized / random-size /
+centre or random crop, colour jitter, HLS jitter, PCA noise, mirror, then
+``(x - mean) * scale / std``) and stacks them as ``(batch, C, H, W)`` RGB. Labels
 come from the record headers (``label_width`` of them) or from ``path_imglist``.
 
 Where ours differs from MXNet 1.9.1's C++ iterator:
@@ -18,9 +19,9 @@ Where ours differs from MXNet 1.9.1's C++ iterator:
   and ignored;
 - ``round_batch=False`` pads the last batch with the first images and reports the pad
   (MXNet 1.9.1 leaves stale data there and reports pad 0);
-- the affine augmentations (``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
-  ``max/min_random_scale``, ``max/min_img_size``, non-random-resized aspect ratios),
-  HLS jitter (``random_h/s/l``) and ``mean_img`` raise ``NotImplementedError``.
+- the affine warp (``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
+  ``max/min_random_scale``, ``max/min_img_size``, aspect ratios) samples bilinearly
+  whatever ``inter_method`` is; ``mean_img`` raises ``NotImplementedError``.
 
 Example:
     >>> import os, tempfile, numpy, pytest
@@ -159,23 +160,9 @@ class _Params:
         self._unsupported()
 
     def _unsupported(self) -> None:
-        bad = [name for name, off in (("max_rotate_angle", self.max_rotate_angle == 0),
-                                      ("rotate", self.rotate <= 0),
-                                      ("max_shear_ratio", self.max_shear_ratio == 0),
-                                      ("max_random_scale", self.max_random_scale == 1),
-                                      ("min_random_scale", self.min_random_scale == 1),
-                                      ("max_img_size", self.max_img_size == 1e10),
-                                      ("min_img_size", self.min_img_size == 0),
-                                      ("random_h", self.random_h == 0),
-                                      ("random_s", self.random_s == 0),
-                                      ("random_l", self.random_l == 0),
-                                      ("mean_img", not self.mean_img)) if not off]
-        lo, hi = self.aspect_range()
-        if not self.random_resized_crop and (lo, hi) != (1.0, 1.0):
-            bad.append("max_aspect_ratio/min_aspect_ratio (without random_resized_crop)")
-        if bad:
-            raise NotImplementedError(f"{self.owner}: the augmentation(s) {', '.join(bad)} "
-                                      f"are not implemented here (see core.io.image_record)")
+        if self.mean_img:
+            raise NotImplementedError(f"{self.owner}: mean_img is not implemented here; give "
+                                      f"mean_r/mean_g/mean_b instead")
         if self.inter_method not in (0, 1, 2, 3, 4, 9, 10):
             raise ValueError(f"{self.owner}: inter_method must be 0-4, 9 or 10, got "
                              f"{self.inter_method}")
@@ -190,6 +177,114 @@ class _Params:
         return 1.0 - self.max_aspect_ratio, 1.0 + self.max_aspect_ratio
 
 
+def _affine_wanted(p: _Params) -> bool:
+    lo, hi = p.aspect_range()
+    return (p.max_rotate_angle > 0 or p.max_shear_ratio > 0 or p.rotate > 0
+            or p.max_random_scale != 1 or p.min_random_scale != 1
+            or (not p.random_resized_crop and (lo, hi) != (1.0, 1.0))
+            or p.max_img_size != 1e10 or p.min_img_size != 0)
+
+
+def _warp_affine(img: numpy.ndarray, m: numpy.ndarray, w: int, h: int, fill) -> numpy.ndarray:
+    """``cv2.warpAffine(img, m, (w, h))``, bilinear, constant border ``fill``."""
+    inv = numpy.linalg.inv(numpy.vstack([m.astype(numpy.float64), [0, 0, 1]]))[:2]
+    yy, xx = numpy.mgrid[0:h, 0:w].astype(numpy.float64)
+    # OpenCV rounds the source coordinates to 1/32 of a pixel.
+    sx = numpy.rint((inv[0, 0] * xx + inv[0, 1] * yy + inv[0, 2]) * 32) / 32
+    sy = numpy.rint((inv[1, 0] * xx + inv[1, 1] * yy + inv[1, 2]) * 32) / 32
+    x0, y0 = numpy.floor(sx).astype(int), numpy.floor(sy).astype(int)
+    fx, fy = (sx - x0)[..., None], (sy - y0)[..., None]
+    src = numpy.pad(img.astype(numpy.float32), ((1, 2), (1, 2), (0, 0)), constant_values=fill)
+    H, W = img.shape[:2]
+
+    def tap(yi, xi):
+        ok = (yi >= -1) & (yi <= H) & (xi >= -1) & (xi <= W)
+        v = src[numpy.clip(yi + 1, 0, H + 2), numpy.clip(xi + 1, 0, W + 2)]
+        return numpy.where(ok[..., None], v, numpy.float32(fill))
+
+    out = (tap(y0, x0) * (1 - fx) * (1 - fy) + tap(y0, x0 + 1) * fx * (1 - fy)
+           + tap(y0 + 1, x0) * (1 - fx) * fy + tap(y0 + 1, x0 + 1) * fx * fy)
+    return _saturate(out)
+
+
+def _affine(p: _Params, img: numpy.ndarray, rng) -> numpy.ndarray:
+    """MXNet's random rotation, shear, scale and aspect-ratio warp (one affine map)."""
+    lo, hi = p.aspect_range()
+    s = rng.uniform() * p.max_shear_ratio * 2 - p.max_shear_ratio
+    angle = int(rng.integers(-int(p.max_rotate_angle), int(p.max_rotate_angle) + 1))
+    if p.rotate > 0:
+        angle = int(p.rotate)
+    a, b = math.cos(angle / 180.0 * math.pi), math.sin(angle / 180.0 * math.pi)
+    scale = ratio = 1.0
+    if not p.random_resized_crop:
+        scale = rng.uniform() * (p.max_random_scale - p.min_random_scale) + p.min_random_scale
+        ratio = rng.uniform() * (hi - lo) + lo
+    hs = 2 * scale / (1 + ratio)
+    ws = ratio * hs
+    rows, cols = img.shape[:2]
+    new_w = max(p.min_img_size, min(p.max_img_size, scale * cols))
+    new_h = max(p.min_img_size, min(p.max_img_size, scale * rows))
+    m = numpy.array([[hs * a - s * b * ws, hs * b + s * a * ws, 0.0],
+                     [-b * ws, a * ws, 0.0]], numpy.float32)
+    m[0, 2] = (new_w - (m[0, 0] * cols + m[0, 1] * rows)) / 2
+    m[1, 2] = (new_h - (m[1, 0] * cols + m[1, 1] * rows)) / 2
+    return _warp_affine(img, m, int(new_w), int(new_h), p.fill_value)
+
+
+def _rgb_to_hls8(img: numpy.ndarray) -> numpy.ndarray:
+    """OpenCV's 8-bit RGB -> HLS (H in [0, 180), L and S in [0, 255])."""
+    # float32 in OpenCV's order of operations, so that halves round as OpenCV's do
+    x = img[..., :3].astype(numpy.float32) * numpy.float32(1 / 255)
+    vmax, vmin = x.max(-1), x.min(-1)
+    diff, light = vmax - vmin, (vmax + vmin) * numpy.float32(0.5)
+    chroma = diff > numpy.finfo(numpy.float32).eps
+    safe = numpy.where(chroma, diff, 1)
+    sat = numpy.where(light < 0.5, diff / numpy.maximum(vmax + vmin, 1e-12),
+                      diff / numpy.maximum(2 - vmax - vmin, 1e-12))
+    r, g, b = x[..., 0], x[..., 1], x[..., 2]
+    k = numpy.float32(60) / safe
+    hue = numpy.where(vmax == r, (g - b) * k,
+                      numpy.where(vmax == g, (b - r) * k + numpy.float32(120),
+                                  (r - g) * k + numpy.float32(240)))
+    hue = numpy.where(hue < 0, hue + numpy.float32(360), hue)
+    hue, sat = numpy.where(chroma, hue, 0), numpy.where(chroma, sat, 0)
+    f32 = numpy.float32
+    return numpy.stack([numpy.rint(hue * f32(0.5)), numpy.rint(light * f32(255)),
+                        numpy.rint(sat * f32(255))], -1).astype(numpy.int64)
+
+
+def _hls8_to_rgb(hls: numpy.ndarray) -> numpy.ndarray:
+    """OpenCV's 8-bit HLS -> RGB."""
+    h = hls[..., 0].astype(numpy.float32) * 2
+    lig = hls[..., 1].astype(numpy.float32) / 255
+    sat = hls[..., 2].astype(numpy.float32) / 255
+    p2 = numpy.where(lig <= 0.5, lig * (1 + sat), lig + sat - lig * sat)
+    p1 = 2 * lig - p2
+    h6 = numpy.mod(h, 360) / 60
+    sector = numpy.floor(h6).astype(int)
+    frac = h6 - sector
+    tab = numpy.stack([p2, p1, p1 + (p2 - p1) * (1 - frac), p1 + (p2 - p1) * frac], -1)
+    order = numpy.array([[1, 3, 0], [1, 0, 2], [3, 0, 1], [0, 2, 1], [0, 1, 3], [2, 1, 0]])
+    bgr = numpy.take_along_axis(tab, order[numpy.minimum(sector, 5)], -1)
+    rgb = numpy.where((sat == 0)[..., None], lig[..., None], bgr[..., ::-1])
+    return _saturate(rgb * 255)
+
+
+def _hls_jitter(p: _Params, img: numpy.ndarray, rng) -> numpy.ndarray:
+    """MXNet's ``random_h/s/l``: integer offsets (nearly Gaussian) added in HLS space."""
+    draws = []
+    for limit in (p.random_h, p.random_s, p.random_l):
+        r = (rng.uniform() + 4 * rng.uniform()) / 5
+        draws.append(int(r * limit * 2 - limit))
+    dh, ds, dl = draws
+    hls = _rgb_to_hls8(img)
+    hls += numpy.array([dh, dl, ds])
+    hls = numpy.clip(hls, 0, numpy.array([180, 255, 255]))
+    out = img.copy()
+    out[..., :3] = _hls8_to_rgb(hls)
+    return out
+
+
 def _augment(p: _Params, img: numpy.ndarray, data_shape, rng) -> numpy.ndarray:
     """MXNet's default augmenter on one RGB(A)/gray uint8 ``(H, W, C)`` image."""
     _, oh, ow = data_shape
@@ -197,6 +292,8 @@ def _augment(p: _Params, img: numpy.ndarray, data_shape, rng) -> numpy.ndarray:
         h, w = img.shape[:2]
         nh, nw = (p.resize * h // w, p.resize) if h > w else (p.resize, p.resize * w // h)
         img = _resize(img, nw, nh, _interp(p.inter_method, (w, h), (nw, nh), rng))
+    if _affine_wanted(p):
+        img = _affine(p, img, rng)
     if p.pad > 0:
         img = numpy.pad(img, ((p.pad, p.pad), (p.pad, p.pad), (0, 0)),
                         constant_values=p.fill_value)
@@ -259,6 +356,8 @@ def _augment(p: _Params, img: numpy.ndarray, data_shape, rng) -> numpy.ndarray:
                 img = _saturate(f * alphas[1] + (1 - alphas[1]) * float(gray.mean()))
             else:
                 img = _saturate(f * alphas[2] + (1 - alphas[2]) * gray[..., None])
+    if (p.random_h or p.random_s or p.random_l) and img.shape[2] >= 3:
+        img = _hls_jitter(p, img, rng)
     if p.pca_noise > 0 and img.shape[2] >= 3:
         noise = _EIG @ rng.normal(0, p.pca_noise, 3).astype(numpy.float32)
         img = numpy.clip(numpy.trunc(img[..., :3] + noise), 0, 255).astype(numpy.uint8)
@@ -291,6 +390,8 @@ class ImageRecordIter(DataIter):
         dtype: ``'float32'`` (default), ``'uint8'`` (no normalization) or ``'int8'``.
         data_name, label_name: the names in ``provide_data``/``provide_label``.
         **kwargs: MXNet's augmentation and normalization arguments: ``resize``,
+            ``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
+            ``max/min_random_scale``, ``max/min_img_size``, ``random_h/s/l``,
             ``rand_crop``, ``random_resized_crop``, ``max/min_random_area``,
             ``max/min_aspect_ratio``, ``max/min_crop_size``, ``rand_mirror``, ``mirror``,
             ``mean_r/g/b/a``, ``std_r/g/b/a``, ``scale``, ``max_random_contrast``,
@@ -577,9 +678,9 @@ class ImageDetRecordIter(ImageRecordIter):
 
     def __init__(self, path_imgrec: str = "", data_shape=None, batch_size: int = 0,
                  label_pad_width: int = 0, label_pad_value: float = -1.0, **kwargs):
-        for k in ("resize", "rand_crop", "random_resized_crop", "brightness", "contrast",
-                  "saturation", "pca_noise", "pad", "max_crop_size", "min_crop_size"):
-            if kwargs.get(k, _AUG_DEFAULTS[k]) != _AUG_DEFAULTS[k]:
+        for k in _AUG_DEFAULTS:
+            if k not in ("inter_method", "fill_value") and \
+                    kwargs.get(k, _AUG_DEFAULTS[k]) != _AUG_DEFAULTS[k]:
                 raise NotImplementedError(f"ImageDetRecordIter: {k} is not implemented here")
         for k in ("label_width", "path_imglist"):
             kwargs.pop(k, None)

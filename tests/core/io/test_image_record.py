@@ -83,7 +83,9 @@ def test_random_augmentation_is_seeded_and_thread_independent(tmp_path):
     rec, _ = _make_rec(tmp_path, _images(4, (16, 20, 3)))
     kw = dict(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, rand_crop=True,
               rand_mirror=True, brightness=0.3, contrast=0.3, saturation=0.3, pca_noise=0.1,
-              resize=12, seed=7)
+              resize=12, seed=7, max_rotate_angle=20, max_shear_ratio=0.1,
+              min_random_scale=0.9, max_random_scale=1.2, max_aspect_ratio=0.2,
+              random_h=20, random_s=30, random_l=30)
     x1 = ImageRecordIter(preprocess_threads=1, **kw).next().data[0].asnumpy()
     x4 = ImageRecordIter(preprocess_threads=4, **kw).next().data[0].asnumpy()
     numpy.testing.assert_array_equal(x1, x4)
@@ -149,8 +151,11 @@ def test_clear_errors(tmp_path):
         ImageRecordIter(path_imgrec=rec, data_shape=(2, 8, 8), batch_size=2)
     with pytest.raises(TypeError, match="unknown argument.*bogus"):
         ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, bogus=1)
-    with pytest.raises(NotImplementedError, match="max_rotate_angle"):
-        ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, max_rotate_angle=9)
+    with pytest.raises(NotImplementedError, match="mean_img"):
+        ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, mean_img="m.nd")
+    with pytest.raises(NotImplementedError, match="ImageDetRecordIter: max_rotate_angle"):
+        ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                           max_rotate_angle=9)
     with pytest.raises(ValueError, match="has 3 channel.*asks for 4"):
         ImageRecordIter(path_imgrec=rec, data_shape=(4, 8, 8), batch_size=2).next()
     with pytest.raises(ValueError, match="max_crop_size"):
@@ -189,6 +194,13 @@ def test_matches_real_mxnet(tmp_path):
         "parts": dict(data_shape=(3, 8, 8), batch_size=2, label_width=2, num_parts=2,
                       part_index=1, path_imgidx=idx),
         "nr": dict(data_shape=(3, 8, 8), batch_size=2, label_width=2, round_batch=False),
+        # the random draws of these are fixed: a set angle, offsets int(u * 2 - 1) == 0
+        "rot90": dict(data_shape=(3, 14, 14), batch_size=2, label_width=2, rotate=90),
+        "rot30": dict(data_shape=(3, 12, 12), batch_size=2, label_width=2, rotate=30,
+                      fill_value=7),
+        "cap": dict(data_shape=(3, 10, 10), batch_size=2, label_width=2, max_img_size=10),
+        "hls": dict(data_shape=(3, 14, 18), batch_size=2, label_width=2, random_h=1,
+                    random_s=1, random_l=1),
     }
     out = run_mxnet(f"""
 import mxnet as mx, json, numpy as np
@@ -221,5 +233,6 @@ print(json.dumps(res))
             else:
                 assert pad == rpad, name
             assert lab == rlab, name
-            tol = 1.01 if name in ("resize", "up") else 1e-4  # OpenCV's fixed-point resize
+            # OpenCV's fixed-point resize and warp
+            tol = 1.01 if name in ("resize", "up", "rot30") else 1e-4
             numpy.testing.assert_allclose(d, numpy.asarray(rd, "f"), atol=tol, err_msg=name)
