@@ -121,3 +121,26 @@ def test_keras_multi_device_short(tmp_path, monkeypatch):
     out, acc = _run("keras_multi_device.py", "--short", timeout=300)
     assert "1 process(es), devices ['cpu:0', 'cpu:1']: 2 replicas" in out
     assert acc > 0.3, f"two short epochs should beat chance (0.1) clearly, got {acc}"
+
+
+def test_module_digits_short(tmp_path):
+    prefix = tmp_path / "digits"
+    out, acc = _run("module_digits.py", "--short", "--out", str(prefix), timeout=300)
+    assert "reloaded with Module.load: predicts the same" in out
+    assert (tmp_path / "digits-0002.params").is_file()
+    assert (tmp_path / "digits-symbol.json").is_file()
+    assert acc > 0.5, f"two short epochs should beat chance (0.1) clearly, got {acc}"
+
+
+@pytest.mark.multi_device
+def test_module_digits_short_conv_on_two_contexts():
+    out, acc = _run("module_digits.py", "--short", "--net", "conv", "--contexts", "2",
+                    timeout=300)
+    assert "predicts the same" in out
+    assert acc > 0.3, f"two short epochs should beat chance (0.1) clearly, got {acc}"
+
+
+@pytest.mark.slow
+def test_module_digits_full_reaches_95_percent():
+    _, acc = _run("module_digits.py", timeout=600)
+    assert acc >= 0.95, f"the example's default run should reach 0.95 test accuracy, got {acc}"
