@@ -777,19 +777,30 @@ class HybridBlock(Block):
         raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward(self, "
                                   "F, x, ...) or forward(self, x, ...)")
 
-    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True):
+    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True, *,
+               mxnet_compatible: bool = True):
         """Write ``path-symbol.json`` (the traced graph, MXNet's JSON layout) and
         ``path-%04d.params`` (the parameters, ``arg:``/``aux:`` names as in MXNet).
 
         The block must be hybridized and have run forward once (that call traces it).
-        ``SymbolBlock.imports`` reads the files back.
+        ``SymbolBlock.imports`` reads the files back, and so does real MXNet 1.9
+        (``mx.gluon.SymbolBlock.imports``, ``mx.sym.load``): the graph holds only MXNet's
+        operators and attributes, and training mode is left to the executor.
+
+        Args:
+            path: the files' prefix.
+            epoch: the number in the parameter file's name.
+            remove_amp_cast: accepted for MXNet's signature (there are no AMP casts).
+            mxnet_compatible: refuse operators MXNet 1.9 lacks (the error names the node
+                and the operator); False writes them in our own spelling, and the
+                files load here only.
 
         Returns:
             ``(symbol_file, params_file)``.
         """
         from .symbol_block import export
 
-        return export(self, path, epoch)
+        return export(self, path, epoch, mxnet_compatible=mxnet_compatible)
 
     def optimize_for(self, x, *args, backend=None, clear: bool = True, static_alloc=False,
                      static_shape=False, **kwargs):

@@ -30,15 +30,22 @@ from core.context import current_context
 from core.ndarray import NDArray
 from core.ops.abstract import is_tracing
 from core.symbol.graph import evaluate
-from core.symbol.json_io import save_graph
+from core.symbol.json_io import graph_to_json
 from core.symbol.symbol import Symbol
 
 from .block import HybridBlock
 from .parameter import ParameterDict
 
 
-def export(block, path: str, epoch: int = 0) -> tuple[str, str]:
-    """Write ``block``'s traced graph and parameters (see the module doc)."""
+def export(block, path: str, epoch: int = 0, mxnet_compatible: bool = True) -> tuple[str, str]:
+    """Write ``block``'s traced graph and parameters (see the module doc).
+
+    With ``mxnet_compatible`` (the default) the graph holds only operators and
+    attributes MXNet 1.9 has (anything else is refused, naming the node and operator)
+    and constants captured while tracing become parameters (``arg:<name>``), since
+    MXNet's JSON has no constants; without it, operators MXNet lacks are written in
+    our own spelling and the files load here only.
+    """
     entry = getattr(block, "_last_cached", None)
     if not block._active or entry is None:
         raise RuntimeError(
@@ -47,18 +54,52 @@ def export(block, path: str, epoch: int = 0) -> tuple[str, str]:
             "graph is traced on the first hybridized call).")
     graph = entry.op.graph
     aux = {v.name for v in graph.updates}
-    ctx = None
     arrays = {}
     for name, p in entry.params.items():
-        data = p.list_data()[0] if ctx is None else p.data(ctx)
-        arrays[("aux:" if name in aux else "arg:") + name] = data
+        arrays[("aux:" if name in aux else "arg:") + name] = p.list_data()[0]
+    if mxnet_compatible:
+        graph, consts = _constants_as_variables(graph, set(entry.params) | aux)
+        arrays.update({"arg:" + k: v for k, v in consts.items()})
     sym_file = f"{path}-symbol.json"
     param_file = f"{path}-{epoch:04d}.params"
     d = os.path.dirname(os.path.abspath(sym_file))
     os.makedirs(d, exist_ok=True)
-    save_graph(graph, sym_file)
+    try:
+        text = graph_to_json(graph, strict=mxnet_compatible)
+    except ValueError as e:
+        raise ValueError(f"{type(block).__name__} '{block.name}'.export: {e}") from None
+    data = text.encode("utf-8")
+    serialization.atomic_write(sym_file, lambda f: f.write(data))
     serialization.save(param_file, arrays)
     return sym_file, param_file
+
+
+def _constants_as_variables(graph, taken: set):
+    """The graph with each constant node replaced by a variable, and their values."""
+    from core.symbol.graph import Node, map_graph
+
+    values = {}
+    names = set(taken) | {v.name for v in graph.variables()}
+
+    def rebuild(n, inputs):
+        if not n.is_constant:
+            if tuple(inputs) == n.inputs:
+                return n
+            return Node(n.op, n.name, inputs, n.attrs, n.num_outputs, n.avals, n.user_attrs,
+                        n.value, n.ctx)
+        name, k = n.name or "const", 0
+        while name in names:
+            k += 1
+            name = f"{n.name or 'const'}{k}"
+        names.add(name)
+        values[name] = n.value
+        shape = tuple(n.avals[0].shape) if n.avals else None
+        attrs = {"__shape__": str(shape)} if shape else {}
+        return Node(None, name, user_attrs=attrs)
+
+    if not any(n.is_constant for n in graph.topo()):
+        return graph, {}
+    return map_graph(graph, rebuild), values
 
 
 class SymbolBlock(HybridBlock):

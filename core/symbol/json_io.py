@@ -67,12 +67,14 @@ import numpy
 from ..dtypes import as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from ..ops.registry import REGISTRY, Aval
 from .graph import TRAIN, Entry, Graph, Node
-from .json_mxnet import MX_DTYPE_NAMES, _resolve_op
+from .json_lower import Emitter, Unsupported, lower_node
+from .json_mxnet import HIDDEN_KEYS, MX_DTYPE_NAMES, _resolve_op
 from .json_values import ParseError, coerce, format_value, parse_value
 
 MXNET_VERSION = 10901
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1: every node in our spelling; 2: MXNet's, ours marked _MARK
 LITERALS = "__literals__"
+_MARK = "__kbackend__"
 _CONST_KEYS = ("__const__", "__shape__", "__dtype__", "__value__")
 _UPDATES = "kbackend_updates"
 _BITS = {bfloat16: numpy.dtype("<u2"), float8_e4m3fn: numpy.dtype("u1"),
@@ -88,19 +90,26 @@ def _where(i: int, node) -> str:
     return f"node {i} ({node.name!r}, op {node.op_name!r})"
 
 
-def graph_to_json(graph, indent: int | None = 2) -> str:
+def graph_to_json(graph, indent: int | None = 2, *, strict: bool = False) -> str:
     """The graph as MXNet symbol JSON (see the module doc).
+
+    Operator nodes are written in MXNet 1.9's spelling (:mod:`.json_lower`), so real
+    MXNet loads the file. A node MXNet has no operator for is an error when ``strict``
+    (``HybridBlock.export``); otherwise it is written in our own spelling, marked
+    ``"__kbackend__": "1"``, and the file loads here only.
 
     Args:
         graph: a :class:`~core.symbol.graph.Graph` (or an object with a ``.graph``).
         indent: JSON indentation (None: one line).
+        strict: refuse what real MXNet 1.9 could not load.
 
     Returns:
         The JSON text.
 
     Raises:
         ValueError: naming the node, for operators that are not in the registry
-            (fused kernels: save before fusion) and attributes that cannot be written.
+            (fused kernels: save before fusion), attributes that cannot be written, and
+            (``strict``) operators MXNet 1.9 does not have.
 
     Example:
         >>> import json
@@ -115,26 +124,17 @@ def graph_to_json(graph, indent: int | None = 2) -> str:
     graph = getattr(graph, "graph", graph)
     if not isinstance(graph, Graph):
         raise TypeError(f"graph_to_json: expects a Graph, got {type(graph).__name__}")
-    nodes = graph.topo()
-    index = {n.id: i for i, n in enumerate(nodes)}
-    out = []
-    row_ptr = [0]
-    for i, n in enumerate(nodes):
-        out.append(_node_json(i, n, index))
-        row_ptr.append(row_ptr[-1] + n.num_outputs)
+    w = _Writer(strict)
+    for i, n in enumerate(graph.topo()):
+        w.node(i, n)
     attrs = {"mxnet_version": ["int", MXNET_VERSION], "kbackend_version": ["int", FORMAT_VERSION]}
-    if graph.updates:
-        flat = []
-        for var, e in graph.updates.items():
-            if not var.is_variable:
-                raise ValueError(f"graph_to_json: {_where(index[var.id], var)} is updated "
-                                 "but is not a variable")
-            flat += [index[var.id], index[e.node.id], e.index]
+    flat = w.updates(graph.updates)
+    if flat:
         attrs[_UPDATES] = ["list_int", flat]
-    doc = {"nodes": out,
-           "arg_nodes": [i for i, n in enumerate(nodes) if n.op is None],
-           "node_row_ptr": row_ptr,
-           "heads": [[index[e.node.id], e.index, 0] for e in graph.outputs],
+    doc = {"nodes": w.nodes,
+           "arg_nodes": [i for i, d in enumerate(w.nodes) if d["op"] == "null"],
+           "node_row_ptr": list(itertools.accumulate(w.counts, initial=0)),
+           "heads": [w.ref(e, "a head") + [0] for e in graph.outputs],
            "attrs": attrs}
     return _dumps(doc, indent)
 
@@ -156,41 +156,111 @@ def _dumps(v, indent, level=0) -> str:
     return "{" + ",".join(pad + x for x in items) + "\n" + " " * (indent * level) + "}"
 
 
-def _node_json(i: int, n: Node, index: dict) -> dict:
-    where = _where(i, n)
-    attrs: dict[str, str] = {}
-    if n.op is not None:
+class _Writer(Emitter):
+    """Graph nodes to JSON nodes; ``refs[node id]`` holds each output's ``[index, out]``."""
+
+    def __init__(self, strict: bool):
+        self.strict = strict
+        self.nodes: list[dict] = []
+        self.counts: list[int] = []
+        self.refs: dict[int, list] = {}
+        self.lowered: set[int] = set()
+        self.where = ""
+
+    def emit(self, op, name, attrs, inputs, num_outputs, raw=None) -> int:
+        d = {"op": op, "name": name}
+        text = {k: _fmt_attr(self.where, k, v) for k, v in attrs.items()}
+        text.update(raw or {})
+        if text:
+            d["attrs"] = text
+        d["inputs"] = [[j, k, 0] for j, k in inputs]
+        self.nodes.append(d)
+        self.counts.append(num_outputs)
+        return len(self.nodes) - 1
+
+    def ref(self, e: Entry, what: str) -> list:
+        r = self.refs[e.node.id][e.index]
+        if r is None:
+            raise ValueError(f"graph_to_json: {self.where}: {what} uses output {e.index} of "
+                             f"{e.node.name!r} (op {e.node.op_name!r}), which MXNet's "
+                             "operator does not have")
+        return list(r)
+
+    def node(self, i: int, n: Node) -> None:
+        self.where = where = _where(i, n)
+        user = {}
+        for k, v in n.user_attrs.items():
+            if k == LITERALS or k == _MARK or (n.is_constant and k in _CONST_KEYS):
+                raise ValueError(f"graph_to_json: {where}: user attribute {k!r} collides "
+                                 "with a reserved attribute")
+            user[k] = v if isinstance(v, str) else _fmt_attr(where, k, v)
+        if n.op is None:
+            attrs = _const_attrs(where, n.value) if n.is_constant else {}
+            j = self.emit("null", n.name, {}, [], 1, raw={**attrs, **user})
+            self.refs[n.id] = [[j, 0]]
+            return
         if REGISTRY.get(n.op.name) is not n.op:
             raise ValueError(f"graph_to_json: {where}: the operator is not in the registry "
                              "(a fused kernel or a local operator), so the graph cannot be "
                              "saved; save it before optimize() fuses operators")
-        for k, v in n.attrs.items():
+        for k in n.attrs:
             if k not in n.op.attrs:
                 raise ValueError(f"graph_to_json: {where}: attribute {k!r} is not one of the "
                                  f"operator's ({', '.join(n.op.attrs) or 'none'}), so the "
                                  "file would not load")
-            attrs[k] = _fmt_attr(where, k, v)
-    elif n.is_constant:
-        attrs.update(_const_attrs(where, n.value))
-    for k, v in n.user_attrs.items():
-        if k in attrs or k == LITERALS or (n.is_constant and k in _CONST_KEYS):
-            raise ValueError(f"graph_to_json: {where}: user attribute {k!r} collides with "
-                             "an operator or reserved attribute")
-        attrs[k] = v if isinstance(v, str) else _fmt_attr(where, k, v)
-    inputs = []
-    literals = {}
-    for pos, e in enumerate(n.inputs):
-        if isinstance(e, Entry):
-            inputs.append([index[e.node.id], e.index, 0])
+        ins = [self.ref(e, f"input {p}") if isinstance(e, Entry) else e
+               for p, e in enumerate(n.inputs)]
+        start = len(self.nodes)
+        try:
+            outs = lower_node(self, n, ins)
+        except Unsupported as e:
+            del self.nodes[start:], self.counts[start:]
+            if self.strict:
+                raise ValueError(
+                    f"graph_to_json: {where}: MXNet 1.9 cannot load this node: {e}; export "
+                    "it with mxnet_compatible=False (a file only kbackend reads), or build "
+                    "the model from operators MXNet has") from None
+            outs = self.ours(n, ins)
         else:
-            literals[str(pos)] = _fmt_literal(where, pos, e)
-    if literals:
-        attrs[LITERALS] = json.dumps(literals)
-    d = {"op": n.op_name, "name": n.name}
-    if attrs:
-        d["attrs"] = attrs
-    d["inputs"] = inputs
-    return d
+            self.lowered.add(n.id)
+            if user:
+                self.nodes[-1].setdefault("attrs", {}).update(user)
+        self.refs[n.id] = outs
+
+    def ours(self, n: Node, ins: list) -> list:
+        """``n`` in our own spelling (only kbackend reads it)."""
+        attrs = {k: _fmt_attr(self.where, k, v) for k, v in n.attrs.items()}
+        attrs[_MARK] = "1"
+        literals = {str(p): _fmt_literal(self.where, p, v)
+                    for p, v in enumerate(ins) if not isinstance(v, list)}
+        if literals:
+            attrs[LITERALS] = json.dumps(literals)
+        attrs.update({k: v if isinstance(v, str) else _fmt_attr(self.where, k, v)
+                      for k, v in n.user_attrs.items()})
+        j = self.emit(n.op.name, n.name, {}, [v for v in ins if isinstance(v, list)],
+                      n.num_outputs, raw=attrs)
+        return [[j, k] for k in range(n.num_outputs)]
+
+    def updates(self, updates: dict) -> list:
+        """``Graph.updates`` that MXNet's in-place auxiliary states do not imply."""
+        flat = []
+        for var, e in updates.items():
+            if not var.is_variable:
+                raise ValueError(f"graph_to_json: {var.name!r} is updated but is not a "
+                                 "variable")
+            node = e.node
+            if node.id in self.lowered and node.op is not None and any(
+                    out == e.index and pos < len(node.inputs)
+                    and node.inputs[pos] == Entry(var, 0)
+                    for pos, out in (node.op.updates or {}).items()):
+                continue
+            src = self.refs[node.id][e.index]
+            if src is None or self.strict:
+                raise ValueError(f"graph_to_json: the update of variable {var.name!r} by "
+                                 f"{node.name!r} (op {node.op_name!r}) has no MXNet spelling "
+                                 "(MXNet updates only operators' auxiliary states)")
+            flat += [self.refs[var.id][0][0], *src]
+        return flat
 
 
 def _fmt_attr(where, key, v) -> str:
@@ -281,7 +351,13 @@ class _Loader:
         if not isinstance(top, dict):
             raise ValueError("graph JSON: 'attrs' must be an object")  # noqa: TRY004
         self.top = top
-        self.ours = "kbackend_version" in top
+        version = _top_int(top, "kbackend_version")
+        self.all_ours = version == 1  # v2 marks our own nodes one by one
+        self.ours = version is not None
+        mx_version = _top_int(top, "mxnet_version")
+        # MXNet upgrades files older than itself (src/nnvm/legacy_json_util.cc); a file
+        # without a version is 0.8.0's.
+        self.legacy = None if self.ours else (800 if mx_version is None else mx_version)
         self.nodes: list[Node] = []
         self.aux: dict[Node, Entry] = {}
 
@@ -351,6 +427,7 @@ class _Loader:
                 if not isinstance(v, str):
                     fail(f"attribute {k!r} must be a string, got {json.dumps(v)}")
             attrs.update(a)
+        mine = self.all_ours or (self.ours and attrs.pop(_MARK, None) == "1")
         inputs = nj.get("inputs", [] if nj["op"] == "null" else None)
         if not isinstance(inputs, list):
             fail("missing key 'inputs'" if inputs is None else "'inputs' must be a list")
@@ -359,8 +436,10 @@ class _Loader:
                 fail("a variable or constant has no inputs")
             if attrs.get("__const__") in ("1", "True"):
                 return self.constant(attrs, nj["name"], fail)
+            if self.legacy is not None and self.legacy < MXNET_VERSION:
+                attrs = {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in attrs.items()}
             return Node(None, nj["name"], user_attrs=attrs)
-        return self.op_node(i, nj, attrs, inputs, num_outputs, fail)
+        return self.op_node(i, nj, attrs, inputs, num_outputs, fail, mine)
 
     def constant(self, attrs, name, fail) -> Node:
         for k in _CONST_KEYS[1:]:
@@ -384,12 +463,17 @@ class _Loader:
         user = {k: v for k, v in attrs.items() if k not in _CONST_KEYS}
         return Node(None, name, avals=[Aval(shape, dt)], user_attrs=user, value=arr.copy())
 
-    def op_node(self, i, nj, attrs, inputs, num_outputs, fail) -> Node:
-        op, defaults, scalar_pos = _resolve_op(nj["op"], self.ours)
+    def op_node(self, i, nj, attrs, inputs, num_outputs, fail, mine) -> Node:
+        op, defaults, scalar_pos, ignore = _resolve_op(nj["op"], mine)
         if op is None:
             fail(f"unknown operator {nj['op']!r} (not in the registry, and not an MXNet "
                  "1.x name of one of its operators)")
         entries = [self.ref(r, i, "input", fail) for r in inputs]
+        if self.legacy is not None and self.legacy < MXNET_VERSION:
+            attrs = _upgrade(op, nj["name"], attrs, entries, self.legacy)
+        if op.name == "RNN" and not mine and len(entries) == 4 and \
+                attrs.get("mode", "").strip("'\"") != "lstm":
+            entries.insert(3, None)  # sequence_length without state_cell (not LSTM)
         literals = {}
         if LITERALS in attrs:
             literals = self.literals(attrs.pop(LITERALS), len(entries), fail)
@@ -398,10 +482,10 @@ class _Loader:
         given, user = {}, {}
         for k, text in attrs.items():
             if k in op.attrs:
-                given[k] = self.value(op, k, text, defaults.get(k, op.attrs[k]), fail)
+                given[k] = self.value(op, k, text, defaults.get(k, op.attrs[k]), fail, mine)
             elif k.startswith("__") and k.endswith("__") and len(k) > 4:
                 user[k] = text
-            elif k == "ctx" and op.needs_ctx and not self.ours:
+            elif k in ignore or (k == "ctx" and op.needs_ctx and not mine):
                 continue  # MXNet's creation operators name their device; ours take ctx
             else:
                 accepted = ", ".join(op.attrs) or "none"
@@ -411,21 +495,33 @@ class _Loader:
         full.update(given)
         if "training" in op.attrs and "training" not in given:
             full["training"] = TRAIN  # MXNet: follows the executor's is_train
+        if self.legacy is not None and self.legacy < 900:
+            entries = self.missing_inputs(op, nj["name"], entries, literals, user)
         slots = self.slots(op, entries, literals, fail)
-        if not self.ours:  # MXNet may count outputs differently (BatchNorm: 3, ours 5)
+        if not mine:  # MXNet may count outputs differently (BatchNorm: 3, ours 5)
             num_outputs = max(num_outputs, _op_outputs(op, full))
         node = Node(op, nj["name"], slots, full, num_outputs=num_outputs, user_attrs=user)
-        if not self.ours:  # MXNet updates auxiliary states in place (moving statistics)
+        if not mine:  # MXNet updates auxiliary states in place (moving statistics)
             for pos, out in (op.updates or {}).items():
                 e = slots[pos] if pos < len(slots) else None
                 if isinstance(e, Entry) and e.node.is_variable and out < num_outputs:
                     self.aux[e.node] = Entry(node, out)
         return node
 
-    def value(self, op, key, text, default, fail):
+    def missing_inputs(self, op, name, entries, literals, user) -> list:
+        """MXNet before 0.9 did not store auxiliary states: MXNet adds a variable named
+        ``<node>_<input>`` for each missing input, with the node's hidden attributes."""
+        if op.variadic:
+            return entries
+        have = len(entries) + len(literals)
+        extra = [Entry(Node(None, f"{name}_{arg}", user_attrs=dict(user)), 0)
+                 for arg in op.inputs[have:] if not arg.endswith("?")]
+        return entries + extra
+
+    def value(self, op, key, text, default, fail, mine):
         try:
             v = parse_value(text)
-            return v if self.ours else coerce(v, default)
+            return v if mine else coerce(v, default)
         except (ParseError, TypeError) as e:
             fail(f"attribute {key}={text!r} does not parse: {e}")
 
@@ -516,6 +612,7 @@ class _Loader:
         spec = self.top.get(_UPDATES)
         if spec is None:
             return self.aux
+        out = dict(self.aux)
         flat = spec[1] if isinstance(spec, list) and len(spec) == 2 \
             and isinstance(spec[0], str) else spec
         if isinstance(flat, list) and all(isinstance(t, list) for t in flat):
@@ -524,7 +621,6 @@ class _Loader:
                 and all(type(x) is int for x in flat)):
             raise ValueError(f"graph JSON: {_UPDATES!r} must be ['list_int', [variable node, "
                              "node, output, ...]]")
-        out = {}
         n = len(self.nodes)
         for v, src, idx in zip(flat[0::3], flat[1::3], flat[2::3]):
             if not (0 <= v < n and self.nodes[v].is_variable):
@@ -534,6 +630,45 @@ class _Loader:
                                  "of a node of the graph")
             out[self.nodes[v]] = Entry(self.nodes[src], idx)
         return out
+
+
+def _top_int(top: dict, key: str):
+    """A top-level ``["int", n]`` attribute (None when absent)."""
+    v = top.get(key)
+    if v is None:
+        return None
+    if isinstance(v, list) and len(v) == 2 and v[0] == "int" and type(v[1]) is int:
+        return v[1]
+    if type(v) is int:
+        return v
+    raise ValueError(f"graph JSON: top-level attribute {key!r} must be [\"int\", n], got "
+                     f"{json.dumps(v)}")
+
+
+def _upgrade(op, name: str, attrs: dict, entries: list, version: int) -> dict:
+    """MXNet's upgrade of a node of a file older than 1.9.1: hidden keys spelled without
+    underscores (``ctx_group`` -> ``__ctx_group__``; ``weight_lr_mult`` goes to the
+    ``weight`` input's variable as ``__lr_mult__``); before 0.9.5, argmax/argmin's
+    ``axis=-1`` meant "all axes"."""
+    out = {}
+    for k, v in attrs.items():
+        key = next((h for h in HIDDEN_KEYS if k == h or k.endswith("_" + h)), None)
+        if key is None:
+            out[k] = v
+        elif k == key:
+            out[f"__{key}__"] = v
+        else:
+            arg = k[:-len(key) - 1]
+            pos = op.inputs.index(arg) if arg in op.inputs else \
+                op.inputs.index(arg + "?") if arg + "?" in op.inputs else None
+            e = entries[pos] if pos is not None and pos < len(entries) else None
+            if isinstance(e, Entry) and e.node.is_variable:
+                e.node.user_attrs[f"__{key}__"] = v
+            else:
+                out[f"__{k}__"] = v  # MXNet keeps it on the node
+    if version < 905 and op.name in ("argmax", "argmin") and out.get("axis", "").strip() == "-1":
+        del out["axis"]
+    return out
 
 
 def _op_outputs(op, attrs) -> int:

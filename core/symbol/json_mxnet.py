@@ -27,15 +27,15 @@ def _mxnet_aliases() -> dict:
     """
     table = {}
 
-    def add(mx_name, op_name, defaults=None, scalar=None):
+    def add(mx_name, op_name, defaults=None, scalar=None, ignore=()):
         op = REGISTRY.get(op_name)
         # A registry name stands for its own operator, except where core.nd gives it
         # MXNet's defaults (``sum`` with MXNet's axis rules, ``argmax`` -> float32).
+        # (``identity`` is MXNet's copy, and NumPy's identity matrix in the registry.)
         own = REGISTRY.get(mx_name)
-        if op is None or mx_name in table or (own is not None and (own is not op or
-                                                                   not defaults)):
+        if op is None or mx_name in table or (own is op and not defaults and not ignore):
             return
-        table[mx_name] = (op, dict(defaults or {}), scalar)
+        table[mx_name] = (op, dict(defaults or {}), scalar, frozenset(ignore))
 
     for op in list(REGISTRY.values()):
         for entry in op.nd:
@@ -57,10 +57,20 @@ def _mxnet_aliases() -> dict:
             add(name, ours)
     for mx, ours in (("plus", "add"), ("minus", "subtract"), ("mul", "multiply"),
                      ("div", "divide"), ("mod", "mod"), ("power", "power"),
-                     ("maximum", "maximum"), ("minimum", "minimum"), ("hypot", "hypot")):
+                     ("maximum", "maximum"), ("minimum", "minimum"), ("hypot", "hypot"),
+                     ("equal", "equal"), ("not_equal", "not_equal"), ("greater", "greater"),
+                     ("greater_equal", "greater_equal"), ("lesser", "less"),
+                     ("lesser_equal", "less_equal"), ("logical_and", "logical_and"),
+                     ("logical_or", "logical_or"), ("logical_xor", "logical_xor")):
         add(f"_{mx}_scalar", ours, scalar=1)
         if mx in ("minus", "div", "mod", "power"):
             add(f"_r{mx}_scalar", ours, scalar=0)
+    # MXNet operators that are one of ours under another name; MXNet's attributes that
+    # only choose visible outputs are accepted and ignored (ours shows them all).
+    add("LayerNorm", "_layer_norm", ignore=("output_mean_var",))
+    add("InstanceNorm", "_instance_norm")
+    add("GroupNorm", "_group_norm", ignore=("output_mean_var",))
+    add("stack", "stack", ignore=("num_args",))
     return table
 
 
@@ -68,11 +78,17 @@ _ALIASES: dict | None = None
 
 
 def _resolve_op(name: str, ours: bool):
-    """``(op, attribute defaults, scalar input position)`` for an op name of a file."""
+    """``(op, attribute defaults, scalar input position, MXNet attributes to ignore)``
+    for an op name of a file."""
     global _ALIASES
     op = REGISTRY.get(name)
     if ours:
-        return op, {}, None
+        return op, {}, None, frozenset()
     if _ALIASES is None:
         _ALIASES = _mxnet_aliases()
-    return _ALIASES.get(name, (op, {}, None))
+    return _ALIASES.get(name, (op, {}, None, frozenset()))
+
+
+# MXNet's hidden attribute keys: a legacy file (before 1.9.1) may spell them without
+# the underscores, on the node or prefixed by an input's name (``weight_lr_mult``).
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")

@@ -1,0 +1,348 @@
+"""Our graph nodes in MXNet 1.9's spelling, so real MXNet loads the JSON we write.
+
+:func:`lower_node` turns one operator node of a graph into the node(s) MXNet 1.9 has
+for it: MXNet's operator names (``broadcast_add``, ``_plus_scalar``, ``Concat``,
+``Reshape``, ``LayerNorm``, ...), only the attributes MXNet's operator declares, and no
+mode attributes (MXNet's executor decides training mode: BatchNorm, Dropout and RNN
+with ``training=TRAIN`` drop it; a fixed mode becomes ``use_global_stats``, Dropout's
+``mode="always"`` or an identity). Literal inputs become the scalar operators
+(``x + 1`` -> ``_plus_scalar``, ``1 - x`` -> ``_rminus_scalar``); optional inputs
+left empty are dropped. Some nodes need several MXNet nodes (an ``NTC`` RNN gets
+``SwapAxis`` around it).
+
+The rules are a table, ``RULES`` (our operator name -> rule); an operator without a
+rule, or a node its rule cannot express, raises :class:`Unsupported`, which
+:func:`core.symbol.json_io.graph_to_json` turns into a clear error (strict, as
+``export`` is) or into a node in our own spelling that only kbackend reads.
+
+Every rule is checked against real MXNet 1.9.1 in
+``tests/core/symbol/test_json_mxnet_compat.py``; reading the lowered nodes back goes
+through the MXNet names of :mod:`.json_mxnet`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .graph import TRAIN, Entry
+
+__all__ = ["RULES", "Unsupported", "lower_node"]
+
+
+class Unsupported(ValueError):
+    """A node that MXNet 1.9 has no spelling for (the message says why)."""
+
+
+class Emitter:
+    """What a rule writes MXNet nodes with (:mod:`.json_io` implements it).
+
+    ``emit(op, name, attrs, inputs, num_outputs) -> node index``: ``attrs`` holds
+    Python values (formatted by the caller), ``inputs`` ``[index, output]`` pairs.
+    """
+
+    def emit(self, op: str, name: str, attrs: dict, inputs: list, num_outputs: int) -> int:
+        raise NotImplementedError
+
+
+def lower_node(w: Emitter, n, ins: list) -> list:
+    """Write node ``n`` as MXNet node(s) through ``w``.
+
+    Args:
+        w: the emitter.
+        n: the graph node (an operator call).
+        ins: its input slots, ``[index, output]`` for arrays, the literal otherwise.
+
+    Returns:
+        One ``[index, output]`` (or None where MXNet has no such output) per output of
+        ``n``.
+
+    Raises:
+        Unsupported: MXNet 1.9 has no operator for the node as it is.
+    """
+    rule = RULES.get(n.op.name)
+    if rule is None:
+        why = ("an internal operator" if n.op.name.startswith("_") else
+               "an operator MXNet 1.9 does not have")
+        raise Unsupported(f"{n.op.name!r} is {why}")
+    return rule(w, n, dict(n.attrs), list(ins))
+
+
+# --------------------------------------------------------------------------- helpers
+def _arrays(name, ins, keep=None) -> list:
+    """The array inputs; trailing empty optional inputs (None) are dropped."""
+    ins = list(ins if keep is None else ins[:keep])
+    while ins and ins[-1] is None:
+        ins.pop()
+    for pos, v in enumerate(ins):
+        if not isinstance(v, list):
+            raise Unsupported(f"{name}: input {pos} is the literal {v!r}, which MXNet's "
+                              "operator cannot take (only arrays)")
+    return ins
+
+
+def _outs(j: int, mx_outputs: int, ours: int) -> list:
+    return [[j, i] if i < mx_outputs else None for i in range(ours)]
+
+
+def same(mx: str | None = None, drop=(), rename=None, outputs=None, fixed=None,
+         keep_inputs=None) -> Callable:
+    """A rule for an operator MXNet has with the same meaning.
+
+    Args:
+        mx: MXNet's name (default: ours).
+        drop: our attributes MXNet does not declare; each must hold its default
+            (``{name: default}``) or is dropped whatever it holds (a tuple of names).
+        rename: ``{our attribute: MXNet's}``.
+        outputs: how many outputs MXNet's operator has (default: as many as ours).
+        fixed: attributes to add (``{name: value}``).
+        keep_inputs: how many leading input slots MXNet's operator takes.
+    """
+    rename = dict(rename or {})
+
+    def rule(w, n, attrs, ins):
+        for k in drop:
+            v = attrs.pop(k, None)
+            if isinstance(drop, dict) and v != drop[k] and v is not TRAIN:
+                raise Unsupported(f"MXNet's {mx or n.op.name!r} has no attribute {k!r} "
+                                  f"(the node has {k}={v!r}; only {drop[k]!r} can be written)")
+        out = {rename.get(k, k): v for k, v in attrs.items()}
+        out.update(fixed or {})
+        j = w.emit(mx or n.op.name, n.name, out, _arrays(n.op.name, ins, keep_inputs),
+                   outputs or n.num_outputs)
+        return _outs(j, outputs or n.num_outputs, n.num_outputs)
+
+    return rule
+
+
+def _binary(bcast: str, scalar: str | None, rscalar: str | None):
+    """``add`` and friends: two arrays, or an array and a literal scalar."""
+
+    def rule(w, n, attrs, ins):
+        a, b = ins[:2]
+        if isinstance(a, list) and isinstance(b, list):
+            return _outs(w.emit(bcast, n.name, {}, [a, b], 1), 1, n.num_outputs)
+        first = isinstance(a, list)
+        arr, lit, name = (a, b, scalar) if first else (b, a, rscalar)
+        if not isinstance(arr, list) or name is None or not _is_number(lit):
+            raise Unsupported(f"{n.op.name}: inputs {a!r}, {b!r} have no MXNet spelling")
+        if hasattr(lit, "dtype"):
+            # A NumPy scalar takes part in dtype promotion; MXNet's scalar does not.
+            raise Unsupported(f"{n.op.name}: the {lit.dtype} scalar {lit!r} takes part in "
+                              "dtype promotion, which MXNet's scalar operators do not (use a "
+                              "Python number)")
+        is_int = isinstance(lit, int) or (hasattr(lit, "dtype") and lit.dtype.kind in "iub")
+        value = int(lit) if is_int else float(lit)
+        j = w.emit(name, n.name, {"scalar": float(value), "is_int": bool(is_int)}, [arr], 1)
+        return _outs(j, 1, n.num_outputs)
+
+    return rule
+
+
+def _is_number(v) -> bool:
+    if isinstance(v, bool) or v is None:
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return hasattr(v, "dtype") and getattr(v, "shape", None) == () and v.dtype.kind in "iuf"
+
+
+def _mode(attrs, name) -> object:
+    """Pop ``training``: TRAIN (the executor's), True or False."""
+    v = attrs.pop("training", TRAIN)
+    if v is not TRAIN and not isinstance(v, bool):
+        raise Unsupported(f"{name}: training={v!r}")
+    return v
+
+
+def _batch_norm(w, n, attrs, ins):
+    mode = _mode(attrs, "BatchNorm")
+    if mode is False:
+        attrs["use_global_stats"] = True
+    elif mode is True and not attrs.get("use_global_stats"):
+        raise Unsupported("BatchNorm with training fixed to True (batch statistics in "
+                          "inference too) has no MXNet spelling")
+    j = w.emit("BatchNorm", n.name, attrs, _arrays("BatchNorm", ins), 3)
+    return _outs(j, 3, n.num_outputs)
+
+
+def _dropout(w, n, attrs, ins):
+    mode = _mode(attrs, "Dropout")
+    data = _arrays("Dropout", ins)
+    if mode is False:
+        return _outs(w.emit("_copy", n.name, {}, data[:1], 1), 1, n.num_outputs)
+    if mode is True:
+        attrs["mode"] = "always"
+    return _outs(w.emit("Dropout", n.name, attrs, data, 2), 2, n.num_outputs)
+
+
+def _rnn(w, n, attrs, ins):
+    mode = _mode(attrs, "RNN")
+    if mode is False:
+        attrs["p"] = 0.0
+    elif mode is True and attrs.get("p"):
+        raise Unsupported("RNN with training fixed to True and dropout p > 0 has no "
+                          "MXNet spelling")
+    layout = attrs.pop("layout", "TNC")
+    if layout not in ("TNC", "NTC"):
+        raise Unsupported(f"RNN: layout {layout!r}")
+    slots = list(ins)
+    while len(slots) > 3 and slots[-1] is None:
+        slots.pop()
+    if len(slots) == 5 and slots[3] is None:  # no state_cell (not LSTM): MXNet skips it
+        slots = slots[:3] + slots[4:]
+    data = _arrays("RNN", slots)
+    if layout == "NTC":
+        t = w.emit("SwapAxis", f"{n.name}_swapin", {"dim1": 0, "dim2": 1}, data[:1], 1)
+        data = [[t, 0]] + data[1:]
+    j = w.emit("RNN", n.name, attrs, data, n.num_outputs)
+    outs = _outs(j, n.num_outputs, n.num_outputs)
+    if layout == "NTC":
+        t = w.emit("SwapAxis", f"{n.name}_swapout", {"dim1": 0, "dim2": 1}, [outs[0]], 1)
+        outs[0] = [t, 0]
+    return outs
+
+
+def _concat(w, n, attrs, ins):
+    axis = attrs.get("dim") if attrs.get("dim") is not None else attrs.get("axis", 0)
+    if attrs.get("dtype") is not None or axis is None:
+        raise Unsupported(f"concatenate: axis={axis!r}, dtype={attrs.get('dtype')!r}")
+    data = _arrays("concatenate", ins)
+    j = w.emit("Concat", n.name, {"dim": axis, "num_args": len(data)}, data, 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _stack(w, n, attrs, ins):
+    if attrs.get("dtype") is not None:
+        raise Unsupported(f"stack: dtype={attrs['dtype']!r}")
+    data = _arrays("stack", ins)
+    j = w.emit("stack", n.name, {"axis": attrs.get("axis", 0), "num_args": len(data)}, data, 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _reshape(w, n, attrs, ins):
+    shape = attrs.get("shape") if attrs.get("shape") is not None else attrs.get("newshape")
+    if isinstance(shape, int):
+        shape = (shape,)
+    if shape is None or attrs.get("order", "C") != "C":
+        raise Unsupported(f"reshape: shape={shape!r}, order={attrs.get('order')!r}")
+    if not attrs.get("mx_codes", True) and any(d == 0 or d < -1 for d in shape):
+        raise Unsupported(f"reshape: NumPy shape {shape!r} (0 means 'copy' in MXNet)")
+    j = w.emit("Reshape", n.name, {"shape": tuple(shape), "reverse": bool(attrs.get("reverse"))},
+               _arrays("reshape", ins), 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _transpose(w, n, attrs, ins):
+    axes = attrs.get("axes")
+    j = w.emit("transpose", n.name, {"axes": () if axes is None else tuple(axes)},
+               _arrays("transpose", ins), 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _reduce(mx):
+    def rule(w, n, attrs, ins):
+        if not attrs.pop("_mx", False) and attrs.get("exclude"):
+            raise Unsupported(f"{n.op.name}: exclude with NumPy semantics")
+        if attrs.pop("dtype", None) is not None:
+            raise Unsupported(f"{n.op.name}: MXNet's {mx!r} has no dtype")
+        axis = attrs.get("axis")
+        if isinstance(axis, int):
+            attrs["axis"] = (axis,)
+        j = w.emit(mx, n.name, attrs, _arrays(n.op.name, ins), 1)
+        return _outs(j, 1, n.num_outputs)
+
+    return rule
+
+
+def _swapaxes(w, n, attrs, ins):
+    d1 = attrs.get("dim1") if attrs.get("dim1") is not None else attrs.get("axis1", 0)
+    d2 = attrs.get("dim2") if attrs.get("dim2") is not None else attrs.get("axis2", 0)
+    j = w.emit("SwapAxis", n.name, {"dim1": d1, "dim2": d2}, _arrays("swapaxes", ins), 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _softmax(mx):
+    def rule(w, n, attrs, ins):
+        if attrs.get("dtype") is None:
+            attrs.pop("dtype", None)
+        j = w.emit(mx, n.name, attrs, _arrays(n.op.name, ins), 1)
+        return _outs(j, 1, n.num_outputs)
+
+    return rule
+
+
+def _like(mx):
+    def rule(w, n, attrs, ins):
+        if attrs.pop("dtype", None) is not None:
+            raise Unsupported(f"{n.op.name}: MXNet's {mx!r} has no dtype")
+        return _outs(w.emit(mx, n.name, {}, _arrays(n.op.name, ins), 1), 1, n.num_outputs)
+
+    return rule
+
+
+def _clip(w, n, attrs, ins):
+    if attrs.get("a_min") is None or attrs.get("a_max") is None:
+        raise Unsupported("clip: MXNet's clip needs both a_min and a_max")
+    return same()(w, n, attrs, ins)
+
+
+_BINARY = {
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "multiply": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", "_maximum_scalar"),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", "_minimum_scalar"),
+    "hypot": ("broadcast_hypot", "_hypot_scalar", "_hypot_scalar"),
+    "equal": ("broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar"),
+    "less": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "less_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar"),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
+}
+
+# Operators MXNet 1.9 has under our name, with our attributes (checked against its
+# argument lists, and each against its outputs in the compat tests).
+_SAME = (
+    "Activation BilinearSampler BlockGrad Convolution Deconvolution Embedding "
+    "FullyConnected GridGenerator L2Normalization LRN LeakyReLU LinearRegressionOutput "
+    "LogisticRegressionOutput MAERegressionOutput MakeLoss Pooling SequenceLast "
+    "SequenceMask SequenceReverse SoftmaxOutput UpSampling abs arccos arccosh arcsin "
+    "arcsinh arctan arctanh batch_dot broadcast_like broadcast_to cbrt ceil cos "
+    "cosh degrees dot erf erfinv exp expand_dims expm1 fix flatten floor gamma gammaln "
+    "gather_nd hard_sigmoid log log10 log1p log2 logical_not negative one_hot pick radians "
+    "reciprocal relu repeat rint round rsqrt sigmoid sign sin sinh slice slice_axis slice_like "
+    "smooth_l1 sqrt square squeeze take tan tanh tile topk trunc where softsign "
+    "linalg_gemm linalg_gemm2 linalg_det linalg_slogdet").split()
+
+RULES: dict[str, Callable] = {name: same() for name in _SAME}
+RULES.update({name: _binary(*spec) for name, spec in _BINARY.items()})
+RULES.update({
+    "BatchNorm": _batch_norm,
+    "Dropout": _dropout,
+    "RNN": _rnn,
+    "_layer_norm": same("LayerNorm", outputs=3),
+    "_instance_norm": same("InstanceNorm", outputs=1),
+    "_group_norm": same("GroupNorm", outputs=3),
+    "concatenate": _concat,
+    "stack": _stack,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "swapaxes": _swapaxes,
+    "sum": _reduce("sum"), "mean": _reduce("mean"), "prod": _reduce("prod"),
+    "max": _reduce("max"), "min": _reduce("min"), "nansum": _reduce("nansum"),
+    "nanprod": _reduce("nanprod"),
+    "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
+    "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"),
+    "copy": same("_copy"),
+    "cast": same("Cast"),
+    "clip": _clip,
+    "argmax": same(drop={"dtype": "float32"}),
+    "argmin": same(drop={"dtype": "float32"}),
+})
