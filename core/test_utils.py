@@ -8,7 +8,8 @@ generator, so ``np.random.seed`` makes them reproducible as in MXNet), symbolic 
 ``check_consistency``, ``check_speed``), statistical checks of random generators
 (``verify_generator``), and environment helpers (``environment``, ``discard_stderr``).
 Written here for kbackend's arrays; nothing downloads (``download``, ``get_mnist``, ...
-raise :class:`NoNetworkError` naming a local-file alternative). Only dense storage:
+use the files MXNet would have downloaded when they are on disk, and raise
+:class:`NoNetworkError` naming the path otherwise). Only dense storage:
 ``stype='default'``. See docs/testing_with_mxnet_names.md.
 
 kbackend's own helpers live here too: :func:`view_of` (non-contiguous inputs),
@@ -27,21 +28,21 @@ Example:
 """
 from __future__ import annotations
 
-import bz2  # noqa: F401 - the modules MXNet's test_utils exports through ``import *``
+import bz2  # the modules MXNet's test_utils exports through ``import *`` are imported too
 import contextlib
 import errno  # noqa: F401
 import functools
-import gzip  # noqa: F401
+import gzip
 import json
 import logging  # noqa: F401
 import numbers
 import os
 import platform
-import struct  # noqa: F401
+import struct
 import sys
 import time
 import traceback  # noqa: F401
-import zipfile  # noqa: F401
+import zipfile
 from collections import OrderedDict  # noqa: F401
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager  # noqa: F401
@@ -1531,7 +1532,8 @@ def list_gpus() -> range:
 
 
 class NoNetworkError(RuntimeError):
-    """A helper that would download was called: kbackend never uses the network."""
+    """A helper would have downloaded a file that is not on disk: kbackend never uses the
+    network. The message names the path where the file is looked for."""
 
 
 def _no_network(what: str, local: str):
@@ -1539,10 +1541,38 @@ def _no_network(what: str, local: str):
                          f"time); {local}")
 
 
-def download(url: str, fname=None, dirname=None, overwrite: bool = False, retries: int = 5):
-    """MXNet downloads ``url``; kbackend raises :class:`NoNetworkError` (fetch the file
-    yourself and open it by path)."""
-    _no_network(f"download({url!r})", "fetch the file yourself and pass its local path")
+def download(url: str, fname=None, dirname=None, overwrite: bool = False,
+             retries: int = 5) -> str:
+    """The local file MXNet would download ``url`` to (its path rules), if it exists.
+
+    Args:
+        url: the URL (its last part is the default file name).
+        fname: the file name (default: from ``url``).
+        dirname: the folder (default: ``fname``'s).
+        overwrite: MXNet downloads again; here it is an error (nothing downloads).
+        retries: accepted for MXNet compatibility.
+
+    Returns:
+        The path, when the file exists.
+
+    Raises:
+        NoNetworkError: the file is not there (or ``overwrite``); the message names the
+            path to put it at.
+
+    Example:
+        >>> try:
+        ...     download("http://example.com/data/x.bin", dirname="/nonexistent")
+        ... except NoNetworkError as e:
+        ...     print(str(e).split("; ")[1])
+        put the file at /nonexistent/x.bin
+    """
+    if fname is None:
+        fname = url.split("/")[-1]
+    if dirname is not None:
+        fname = os.path.join(dirname, fname)
+    if not overwrite and os.path.exists(fname):
+        return fname
+    _no_network(f"download({url!r})", f"put the file at {fname}")
 
 
 def download_model(model_name: str, dst_dir: str = "./", meta_info=None):
@@ -1553,44 +1583,146 @@ def download_model(model_name: str, dst_dir: str = "./", meta_info=None):
                 "load them with mx.model.load_checkpoint or SymbolBlock.imports")
 
 
-def get_mnist(*args, **kwargs):
-    """Raises :class:`NoNetworkError`: read local MNIST files with
-    ``gluon.data.vision.MNIST(root=...)`` or ``mx.io.MNISTIter(image=..., label=...)``."""
-    _no_network("get_mnist()", "put the four MNIST idx files in a folder and read them "
-                "with gluon.data.vision.MNIST(root=that_folder) or mx.io.MNISTIter(image=, label=)")
+_MNIST_HINT = ("or read MNIST from a folder of your own with gluon.data.vision.MNIST(root=...) "
+               "or mx.io.MNISTIter(image=..., label=...)")
 
 
-def get_mnist_pkl(*args, **kwargs):
-    """Raises :class:`NoNetworkError` (see :func:`get_mnist`)."""
-    get_mnist()
+def _idx_gz(path: str, images: bool):
+    with gzip.open(path, "rb") as f:
+        head = f.read(16 if images else 8)
+        if images:
+            magic, n, rows, cols = struct.unpack(">IIII", head)
+        else:
+            magic, n = struct.unpack(">II", head)
+        data = np.frombuffer(f.read(), dtype=np.uint8 if images else np.int8)
+    expected = 2051 if images else 2049
+    if magic != expected or data.size != (n * rows * cols if images else n):
+        raise ValueError(f"get_mnist: {path} is not an MNIST idx file (magic {magic}, "
+                         f"expected {expected}, or a truncated body)")
+    if images:
+        return data.reshape(n, 1, rows, cols).astype(np.float32) / 255
+    return data
 
 
-def get_mnist_ubyte(*args, **kwargs):
-    """Raises :class:`NoNetworkError` (see :func:`get_mnist`)."""
-    get_mnist()
+def get_mnist() -> dict:
+    """MNIST from the four ``*-idx?-ubyte.gz`` files in the current folder (the names
+    MXNet downloads them under), as MXNet's dict of float32 images and int8 labels.
+
+    Raises:
+        NoNetworkError: a file is missing (its path is named).
+    """
+    path = "http://data.mxnet.io/data/mnist/"
+    try:
+        out = {}
+        for part, prefix in (("train", "train"), ("test", "t10k")):
+            lbl = download(path + f"{prefix}-labels-idx1-ubyte.gz")
+            img = download(path + f"{prefix}-images-idx3-ubyte.gz")
+            out[f"{part}_label"] = _idx_gz(lbl, False)
+            out[f"{part}_data"] = _idx_gz(img, True)
+    except NoNetworkError as e:
+        raise NoNetworkError(f"get_mnist(): {e} ({_MNIST_HINT})") from None
+    return {k: out[k] for k in ("train_data", "train_label", "test_data", "test_label")}
+
+
+def _extract_if_needed(what: str, wanted: list, url: str) -> None:
+    if all(os.path.exists(p) for p in wanted):
+        return
+    missing = [p for p in wanted if not os.path.exists(p)]
+    try:
+        archive = download(url, dirname="data")
+    except NoNetworkError:
+        raise NoNetworkError(
+            f"{what}: kbackend does not download anything (no network at run time); "
+            f"{', '.join(missing)} not found: put the files there, or "
+            f"{os.path.join('data', url.split('/')[-1])} to extract them from") from None
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall("data")
+
+
+def get_mnist_pkl() -> None:
+    """Check that ``data/mnist.pkl.gz`` exists (MXNet downloads it there).
+
+    Raises:
+        NoNetworkError: it does not.
+    """
+    if not os.path.exists("data/mnist.pkl.gz"):
+        _no_network("get_mnist_pkl()", f"put mnist.pkl.gz in data/ ({_MNIST_HINT})")
+
+
+def get_mnist_ubyte() -> None:
+    """Make sure the four MNIST idx files are in ``data/`` (extracting ``data/mnist.zip``
+    when only that is there), as MXNet does before reading them with ``MNISTIter``.
+
+    Raises:
+        NoNetworkError: neither the files nor the archive are there.
+    """
+    names = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+             "t10k-labels-idx1-ubyte"]
+    _extract_if_needed("get_mnist_ubyte()", [os.path.join("data", n) for n in names],
+                       "http://data.mxnet.io/mxnet/data/mnist.zip")
 
 
 def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
-    """Raises :class:`NoNetworkError`: build ``mx.io.MNISTIter`` on local files."""
-    get_mnist()
+    """Training and validation ``MNISTIter`` on the idx files in ``data/``
+    (:func:`get_mnist_ubyte` checks them)."""
+    from .io import MNISTIter
+
+    get_mnist_ubyte()
+    flat = len(input_shape) != 3
+    common = dict(input_shape=input_shape, batch_size=batch_size, flat=flat,
+                  num_parts=num_parts, part_index=part_index)
+    train = MNISTIter(image="data/train-images-idx3-ubyte",
+                      label="data/train-labels-idx1-ubyte", shuffle=True, **common)
+    val = MNISTIter(image="data/t10k-images-idx3-ubyte", label="data/t10k-labels-idx1-ubyte",
+                    **common)
+    return train, val
 
 
-def get_cifar10(*args, **kwargs):
-    """Raises :class:`NoNetworkError`: read local CIFAR-10 files with
-    ``gluon.data.vision.CIFAR10(root=...)``."""
-    _no_network("get_cifar10()", "put the CIFAR-10 binary batches in a folder and read them "
-                "with gluon.data.vision.CIFAR10(root=that_folder)")
+def get_cifar10() -> None:
+    """Make sure CIFAR-10's ``.rec``/``.lst`` files are in ``data/cifar`` (extracting
+    ``data/cifar10.zip`` when only that is there), as MXNet does.
+
+    Raises:
+        NoNetworkError: neither the files nor the archive are there.
+    """
+    names = ["train.rec", "test.rec", "train.lst", "test.lst"]
+    _extract_if_needed("get_cifar10()", [os.path.join("data", "cifar", n) for n in names],
+                       "http://data.mxnet.io/mxnet/data/cifar10.zip")
 
 
-def get_zip_data(data_dir, url, data_origin_name):
-    """Raises :class:`NoNetworkError`: unpack the archive into ``data_dir`` yourself."""
-    _no_network(f"get_zip_data({url!r})", f"download and unzip it into {data_dir!r} yourself")
+def get_zip_data(data_dir, url, data_origin_name) -> None:
+    """Extract ``data_dir/data_origin_name`` into ``data_dir`` unless it is there already
+    (MXNet downloads the archive first; here it must be on disk).
+
+    Raises:
+        NoNetworkError: the archive is not there.
+    """
+    archive = os.path.join(data_dir, data_origin_name)
+    if not os.path.exists(archive):
+        _no_network(f"get_zip_data({url!r})", f"put the archive at {archive}")
+        return
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(path=data_dir)
 
 
-def get_bz2_data(data_dir, data_name, url, data_origin_name):
-    """Raises :class:`NoNetworkError`: unpack the archive into ``data_dir`` yourself."""
-    _no_network(f"get_bz2_data({url!r})",
-                f"download and decompress it to {os.path.join(data_dir, data_name)!r} yourself")
+def get_bz2_data(data_dir, data_name, url, data_origin_name) -> None:
+    """Decompress ``data_dir/data_origin_name`` to ``data_dir/data_name`` unless the latter
+    exists (the ``.bz2`` archive must be on disk; MXNet downloads it).
+
+    Raises:
+        NoNetworkError: neither file is there.
+    """
+    target = os.path.join(data_dir, data_name)
+    if os.path.exists(target):
+        return
+    archive = os.path.join(data_dir, data_origin_name)
+    if not os.path.exists(archive):
+        _no_network(f"get_bz2_data({url!r})", f"put {target} or the archive {archive} there")
+    tmp = f"{target}.tmp{os.getpid()}"
+    with bz2.BZ2File(archive, "rb") as src, open(tmp, "wb") as dst:
+        for chunk in iter(lambda: src.read(1 << 20), b""):
+            dst.write(chunk)
+    os.replace(tmp, target)
 
 
 def get_im2rec_path(home_env: str = "MXNET_HOME") -> str:

@@ -209,16 +209,55 @@ def test_discard_stderr(capfd):
     assert "hidden" not in err and "shown" in err
 
 
-def test_no_network_helpers_name_local_alternatives():
-    with pytest.raises(tu.NoNetworkError, match="local path"):
-        tu.download("http://example.com/x")
-    with pytest.raises(tu.NoNetworkError, match="MNIST"):
+def test_no_network_helpers_name_local_alternatives(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(tu.NoNetworkError, match="put the file at x.bin"):
+        tu.download("http://example.com/x.bin")
+    with pytest.raises(tu.NoNetworkError, match="train-labels-idx1-ubyte.gz.*MNIST"):
         tu.get_mnist()
-    with pytest.raises(tu.NoNetworkError, match="CIFAR10"):
+    with pytest.raises(tu.NoNetworkError, match="data/cifar/train.rec"):
         tu.get_cifar10()
+    with pytest.raises(tu.NoNetworkError, match="data/mnist.zip"):
+        tu.get_mnist_ubyte()
     with pytest.raises(tu.NoNetworkError, match="load_checkpoint"):
         tu.download_model("resnet")
+    with pytest.raises(tu.NoNetworkError, match="archive"):
+        tu.get_zip_data("d", "http://example.com/a.zip", "a.zip")
     assert tu.has_tvm_ops() is False and tu.is_op_runnable() is True
+
+
+def test_download_helpers_use_local_files(tmp_path, monkeypatch):
+    import bz2
+    import gzip
+    import struct
+    import zipfile
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.bin").write_bytes(b"1")
+    assert tu.download("http://example.com/x.bin") == "x.bin"
+    with pytest.raises(tu.NoNetworkError):
+        tu.download("http://example.com/x.bin", overwrite=True)
+    # MNIST's gzip'd idx files in the current folder, under the names MXNet uses
+    for prefix, n in (("train", 3), ("t10k", 2)):
+        with gzip.open(tmp_path / f"{prefix}-labels-idx1-ubyte.gz", "wb") as f:
+            f.write(struct.pack(">II", 2049, n) + bytes(range(n)))
+        with gzip.open(tmp_path / f"{prefix}-images-idx3-ubyte.gz", "wb") as f:
+            f.write(struct.pack(">IIII", 2051, n, 28, 28) + bytes([255]) * (n * 784))
+    data = tu.get_mnist()
+    assert data["train_data"].shape == (3, 1, 28, 28) and data["test_label"].tolist() == [0, 1]
+    assert data["train_data"].dtype == np.float32 and data["train_data"].max() == 1.0
+    # an archive in data/ is extracted, as MXNet does after downloading it
+    (tmp_path / "data").mkdir()
+    with zipfile.ZipFile(tmp_path / "data" / "mnist.zip", "w") as z:
+        for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                     "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+            z.writestr(name, b"")
+    tu.get_mnist_ubyte()
+    assert (tmp_path / "data" / "t10k-labels-idx1-ubyte").exists()
+    with bz2.open(tmp_path / "data" / "k.t.bz2", "wb") as f:
+        f.write(b"hello")
+    tu.get_bz2_data("data", "k.t", "http://example.com/k.t.bz2", "k.t.bz2")
+    assert (tmp_path / "data" / "k.t").read_bytes() == b"hello"
 
 
 def test_generator_checks():
