@@ -206,6 +206,7 @@ class MXRecordIO:
             if not allow_reset:
                 raise RuntimeError(f"MXRecordIO: {self.uri!r} was opened in another process; "
                                    f"call reset() in this one first")
+            self._lock = threading.Lock()  # a forked copy of a lock may be held
             self.reset()
 
     # -------------------------------------------------------------- reading / writing

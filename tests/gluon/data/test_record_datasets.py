@@ -105,3 +105,14 @@ print(json.dumps([[ds[i][0].asnumpy().tolist(), float(ds[i][1])] for i in range(
     for i, (img, lab) in enumerate(ref):
         numpy.testing.assert_array_equal(ours[i][0].asnumpy(), numpy.asarray(img))
         assert ours[i][1] == lab
+
+
+@pytest.mark.parametrize("thread_pool", [False, True])
+def test_data_loader_workers_read_records(tmp_path, thread_pool):
+    imgs = [numpy.full((4, 4, 3), i, numpy.uint8) for i in range(6)]
+    rec = _rec(tmp_path, imgs, [float(i) for i in range(6)])
+    ds = ImageRecordDataset(rec)
+    ds[0]  # opened in this process first: workers reopen their own handle
+    loader = DataLoader(ds, batch_size=2, num_workers=2, thread_pool=thread_pool)
+    labels = [lab.asnumpy().tolist() for _, lab in loader]
+    assert labels == [[0, 1], [2, 3], [4, 5]]
