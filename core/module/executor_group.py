@@ -372,6 +372,8 @@ class DataParallelExecutorGroup:
             raise RuntimeError("Module.backward: re-bind with for_training=True")
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
+        if all(r == "null" for r in self.grad_req.values()):
+            return  # nothing to differentiate (e.g. a network without parameters)
         for i, (e, sl) in enumerate(zip(self.execs, self.slices)):
             if out_grads is None:
                 e.backward()

@@ -75,6 +75,7 @@ ALIASES: dict[str, str] = {
     "model": "core.model",
     "callback": "core.callback",
     "monitor": "core.monitor",
+    "mon": "core.monitor",
     "util": "gluon.compat.util",
     "base": "gluon.compat.util",
     "recordio": "core.recordio",

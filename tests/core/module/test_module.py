@@ -260,3 +260,14 @@ print(json.dumps(m.score(it, 'acc')))
     np.testing.assert_allclose(out, ref["out"], rtol=1e-4, atol=1e-5)
     assert [list(p) for p in m.score(it, "acc")] == [[n, pytest.approx(v)]
                                                        for n, v in ref_score]
+
+
+def test_network_without_parameters_updates_as_a_no_op():
+    out = sym.Dropout(sym.var("data"), p=0.5)
+    m = Module(out, label_names=None)
+    m.bind(data_shapes=[("data", (10, 10))])
+    m.init_params()
+    m.init_optimizer()
+    m.forward_backward(io.DataBatch([nd.ones((10, 10))]))
+    m.update()
+    assert m.get_outputs()[0].shape == (10, 10)
