@@ -129,7 +129,7 @@ class MXRecordIO:
         elif self.flag == "r":
             if not os.path.isfile(self.uri):
                 raise FileNotFoundError(f"MXRecordIO: no record file {self.uri!r}")
-            self._file = open(self.uri, "rb")
+            self._file = open(self.uri, "rb")  # noqa: SIM115 - closed by close()
             self.writable = False
         else:
             raise ValueError(f"MXRecordIO: flag must be 'r' or 'w', got {self.flag!r}")
@@ -171,7 +171,7 @@ class MXRecordIO:
     def __del__(self):
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finalizer
+        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
             pass
 
     def __enter__(self):

@@ -58,17 +58,17 @@ _EIG = numpy.array([[55.46 * -0.5675, 4.794 * 0.7192, 1.148 * 0.4009],
 # MXNet converts its BGR images with OpenCV's RGB2GRAY, so the weights land swapped.
 _GRAY = numpy.array([0.114, 0.587, 0.299], numpy.float32)
 
-_AUG_DEFAULTS = dict(
-    resize=-1, rand_crop=False, random_resized_crop=False, max_rotate_angle=0,
-    max_aspect_ratio=0.0, min_aspect_ratio=None, max_shear_ratio=0.0, max_crop_size=-1,
-    min_crop_size=-1, max_random_scale=1.0, min_random_scale=1.0, max_random_area=1.0,
-    min_random_area=1.0, max_img_size=1e10, min_img_size=0.0, brightness=0.0, contrast=0.0,
-    saturation=0.0, pca_noise=0.0, random_h=0, random_s=0, random_l=0, rotate=-1.0,
-    fill_value=255, inter_method=1, pad=0)
-_NORM_DEFAULTS = dict(
-    mirror=False, rand_mirror=False, mean_img="", mean_r=0.0, mean_g=0.0, mean_b=0.0,
-    mean_a=0.0, std_r=1.0, std_g=1.0, std_b=1.0, std_a=1.0, scale=1.0,
-    max_random_contrast=0.0, max_random_illumination=0.0)
+_AUG_DEFAULTS = {
+    "resize": -1, "rand_crop": False, "random_resized_crop": False, "max_rotate_angle": 0,
+    "max_aspect_ratio": 0.0, "min_aspect_ratio": None, "max_shear_ratio": 0.0, "max_crop_size": -1,
+    "min_crop_size": -1, "max_random_scale": 1.0, "min_random_scale": 1.0, "max_random_area": 1.0,
+    "min_random_area": 1.0, "max_img_size": 1e10, "min_img_size": 0.0, "brightness": 0.0, "contrast": 0.0,
+    "saturation": 0.0, "pca_noise": 0.0, "random_h": 0, "random_s": 0, "random_l": 0, "rotate": -1.0,
+    "fill_value": 255, "inter_method": 1, "pad": 0}
+_NORM_DEFAULTS = {
+    "mirror": False, "rand_mirror": False, "mean_img": "", "mean_r": 0.0, "mean_g": 0.0, "mean_b": 0.0,
+    "mean_a": 0.0, "std_r": 1.0, "std_g": 1.0, "std_b": 1.0, "std_a": 1.0, "scale": 1.0,
+    "max_random_contrast": 0.0, "max_random_illumination": 0.0}
 _IGNORED = ("verbose", "prefetch_buffer", "ctx", "device_id", "shuffle_chunk_size",
             "shuffle_chunk_seed", "aug_seq")
 
@@ -678,9 +678,8 @@ class ImageDetRecordIter(ImageRecordIter):
 
     def __init__(self, path_imgrec: str = "", data_shape=None, batch_size: int = 0,
                  label_pad_width: int = 0, label_pad_value: float = -1.0, **kwargs):
-        for k in _AUG_DEFAULTS:
-            if k not in ("inter_method", "fill_value") and \
-                    kwargs.get(k, _AUG_DEFAULTS[k]) != _AUG_DEFAULTS[k]:
+        for k, default in _AUG_DEFAULTS.items():
+            if k not in ("inter_method", "fill_value") and kwargs.get(k, default) != default:
                 raise NotImplementedError(f"ImageDetRecordIter: {k} is not implemented here")
         for k in ("label_width", "path_imglist"):
             kwargs.pop(k, None)
@@ -733,7 +732,7 @@ class ImageDetRecordIter(ImageRecordIter):
         boxes = raw.reshape(-1, ow).copy()
         rng = self._rng(idx, row)
         img = self._decode(buf, where)
-        c, h, w = self.data_shape
+        _, h, w = self.data_shape
         img = _resize(img, w, h, _interp(self._p.inter_method, img.shape[1::-1], (w, h), rng))
         if self._mirrored(rng):
             img = img[:, ::-1]

@@ -40,6 +40,8 @@ from gluon.data.vision._image import _scale_down, resize
 from gluon.data.vision.transforms import RandomRotation
 from gluon.data.vision.transforms.geometry import rotate
 
+_LOG = logging.getLogger(__name__)
+
 __all__ = ["Augmenter", "BrightnessJitterAug", "CastAug", "CenterCropAug", "ColorJitterAug",
            "ColorNormalizeAug", "ContrastJitterAug", "CreateAugmenter", "ForceResizeAug",
            "HorizontalFlipAug", "HueJitterAug", "ImageIter", "LightingAug", "RandomCropAug",
@@ -382,8 +384,8 @@ def random_size_crop(src, size, area, ratio, interp: int = 2, **kwargs) -> tuple
     for _ in range(10):
         target = _pyrandom.uniform(area[0], area[1]) * h * w
         new_ratio = numpy.exp(_pyrandom.uniform(numpy.log(ratio[0]), numpy.log(ratio[1])))
-        new_w = int(round(numpy.sqrt(target * new_ratio)))
-        new_h = int(round(numpy.sqrt(target / new_ratio)))
+        new_w = round(float(numpy.sqrt(target * new_ratio)))
+        new_h = round(float(numpy.sqrt(target / new_ratio)))
         if new_w <= w and new_h <= h:
             x0 = _pyrandom.randint(0, w - new_w)
             y0 = _pyrandom.randint(0, h - new_h)
@@ -815,7 +817,7 @@ class CastAug(Augmenter):
         return src.astype(self.typ)
 
 
-def CreateAugmenter(data_shape, resize: int = 0, rand_crop: bool = False,  # noqa: N802
+def CreateAugmenter(data_shape, resize: int = 0, rand_crop: bool = False,
                     rand_resize: bool = False, rand_mirror: bool = False, mean=None, std=None,
                     brightness: float = 0, contrast: float = 0, saturation: float = 0,
                     hue: float = 0, pca_noise: float = 0, rand_gray: float = 0,
@@ -871,10 +873,10 @@ def CreateAugmenter(data_shape, resize: int = 0, rand_crop: bool = False,  # noq
                                  ("std", std, [58.395, 57.12, 57.375])):
         if value is True:
             value = core.nd.array(default)
-        elif value is not None:
-            if not isinstance(value, (numpy.ndarray, NDArray)) or value.shape[0] not in (1, 3):
-                raise ValueError(f"CreateAugmenter: {name} must be True or an array of 1 or 3 "
-                                 f"values, got {value!r}")
+        elif value is not None and (not isinstance(value, (numpy.ndarray, NDArray))
+                                    or value.shape[0] not in (1, 3)):
+            raise ValueError(f"CreateAugmenter: {name} must be True or an array of 1 or 3 "
+                             f"values, got {value!r}")
         if name == "mean":
             mean = value
         else:
@@ -947,7 +949,7 @@ class ImageIter(DataIter):
         self.imgrec = None
         self.imgidx = None
         if path_imgrec:
-            logging.info("ImageIter: loading recordio %s...", path_imgrec)
+            _LOG.info("ImageIter: loading recordio %s...", path_imgrec)
             if path_imgidx:
                 self.imgrec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
                 self.imgidx = list(self.imgrec.keys)
@@ -1084,7 +1086,7 @@ class ImageIter(DataIter):
                 try:
                     self.check_valid_image(data)
                 except RuntimeError as e:
-                    logging.debug("Invalid image, skipping: %s", e)
+                    _LOG.debug("Invalid image, skipping: %s", e)
                     continue
                 data = self.augmentation_transform(data)
                 batch_data[i] = self.postprocess_data(data)

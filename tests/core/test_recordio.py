@@ -3,6 +3,7 @@ both ways; image records; damaged files named by path and offset."""
 import io
 import json
 import os
+import pathlib
 import pickle
 import struct
 
@@ -40,7 +41,7 @@ def test_round_trip_sequential(tmp_path):
 def test_layout_of_a_plain_and_a_split_record(tmp_path):
     path = str(tmp_path / "a.rec")
     _write(path, [b"abcde", b"wxyz" + MAGIC + b"k"])
-    raw = open(path, "rb").read()
+    raw = pathlib.Path(path).read_bytes()
     # magic, lrec = length 5 (flag 0), 5 bytes, 3 padding bytes
     assert raw[:16] == MAGIC + struct.pack("<I", 5) + b"abcde\0\0\0"
     # split at the aligned magic: part 1 (flag 1, 4 bytes), part 3 (flag 3, 1 byte + pad)
@@ -51,7 +52,7 @@ def test_layout_of_a_plain_and_a_split_record(tmp_path):
 def test_indexed_keys_offsets_and_random_access(tmp_path):
     rec, idx = str(tmp_path / "a.rec"), str(tmp_path / "a.idx")
     _write(rec, RECORDS, idx)
-    lines = open(idx).read().splitlines()
+    lines = pathlib.Path(idx).read_text().splitlines()
     assert lines[0] == "0\t0" and len(lines) == len(RECORDS)
     r = recordio.MXIndexedRecordIO(idx, rec, "r")
     assert r.keys == list(range(len(RECORDS)))
@@ -101,25 +102,25 @@ def test_header_pack_unpack():
 def test_damaged_files_name_the_file_and_offset(tmp_path):
     path = str(tmp_path / "a.rec")
     _write(path, [b"abcdefgh", b"ijkl"])
-    raw = open(path, "rb").read()
+    raw = pathlib.Path(path).read_bytes()
     cut = str(tmp_path / "cut.rec")
-    open(cut, "wb").write(raw[:-2])
+    pathlib.Path(cut).write_bytes(raw[:-2])
     r = recordio.MXRecordIO(cut, "r")
     assert r.read() == b"abcdefgh"
     with pytest.raises(ValueError, match=r"cut\.rec.*offset 16.*announces 4 bytes"):
         r.read()
     bad = str(tmp_path / "bad.rec")
-    open(bad, "wb").write(raw[:16] + b"\x01\x02\x03\x04" + raw[20:])
+    pathlib.Path(bad).write_bytes(raw[:16] + b"\x01\x02\x03\x04" + raw[20:])
     r = recordio.MXRecordIO(bad, "r")
     r.read()
     with pytest.raises(ValueError, match=r"bad\.rec.*offset 16.*magic number 0x04030201"):
         r.read()
     head = str(tmp_path / "head.rec")
-    open(head, "wb").write(raw[:5])
+    pathlib.Path(head).write_bytes(raw[:5])
     with pytest.raises(ValueError, match="header needs 8 bytes"):
         recordio.MXRecordIO(head, "r").read()
     flag = str(tmp_path / "flag.rec")
-    open(flag, "wb").write(MAGIC + struct.pack("<I", (2 << 29) | 0))
+    pathlib.Path(flag).write_bytes(MAGIC + struct.pack("<I", (2 << 29) | 0))
     with pytest.raises(ValueError, match="continuation flag 2 at the start"):
         recordio.MXRecordIO(flag, "r").read()
 
@@ -132,10 +133,10 @@ def test_missing_and_malformed_files(tmp_path):
     with pytest.raises(FileNotFoundError, match="no index file"):
         recordio.MXIndexedRecordIO(str(tmp_path / "none.idx"), rec, "r")
     idx = str(tmp_path / "a.idx")
-    open(idx, "w").write("0\t0\nzero\tone\n")
+    pathlib.Path(idx).write_text("0\t0\nzero\tone\n")
     with pytest.raises(ValueError, match=r"a\.idx.* line 2"):
         recordio.MXIndexedRecordIO(idx, rec, "r")
-    open(idx, "w").write("0\t400\n")
+    pathlib.Path(idx).write_text("0\t400\n")
     with pytest.raises(ValueError, match="offset 400 is outside"):
         recordio.MXIndexedRecordIO(idx, rec, "r")
     with pytest.raises(ValueError, match="flag must be 'r' or 'w'"):
@@ -185,8 +186,8 @@ w.close()
 """, cwd=str(tmp_path))
     ours = str(tmp_path / "o.rec")
     _write(ours, RECORDS, str(tmp_path / "o.idx"))
-    assert open(ours, "rb").read() == open(tmp_path / "m.rec", "rb").read()
-    assert open(tmp_path / "o.idx").read() == open(tmp_path / "m.idx").read()
+    assert pathlib.Path(ours).read_bytes() == pathlib.Path(tmp_path / "m.rec").read_bytes()
+    assert (tmp_path / "o.idx").read_text() == (tmp_path / "m.idx").read_text()
     r = recordio.MXIndexedRecordIO(str(tmp_path / "m.idx"), str(tmp_path / "m.rec"), "r")
     assert [r.read_idx(k) for k in r.keys] == RECORDS
     r = recordio.MXRecordIO(str(tmp_path / "h.rec"), "r")
@@ -213,7 +214,7 @@ def test_we_write_mxnet_reads(tmp_path):
     w.write(recordio.pack(recordio.IRHeader(0, [4, 5], 9, 0), buf.getvalue()))
     w.write(recordio.pack_img(recordio.IRHeader(0, 1.5, 10, 0), img[..., ::-1], img_fmt=".png"))
     w.close()
-    out = run_mxnet(f"""
+    out = run_mxnet("""
 import mxnet as mx, json
 r = mx.recordio.MXIndexedRecordIO('o.idx', 'o.rec', 'r')
 print(json.dumps([r.read_idx(k).hex() for k in r.keys]))

@@ -33,8 +33,14 @@ from core import nd, recordio
 
 from ..dataset import Dataset, RecordFileDataset
 
-__all__ = ["CIFAR10", "CIFAR100", "ImageFolderDataset", "ImageRecordDataset", "MNIST",
-           "FashionMNIST"]
+__all__ = [
+    "CIFAR10",
+    "CIFAR100",
+    "MNIST",
+    "FashionMNIST",
+    "ImageFolderDataset",
+    "ImageRecordDataset",
+]
 
 
 def _data_dir() -> str:

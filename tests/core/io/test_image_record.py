@@ -2,7 +2,7 @@
 parts, augmentation and normalization, compared with real MXNet 1.9.1's C++ iterator on
 PNG records (which decode identically in both)."""
 import json
-import os
+import pathlib
 
 import numpy
 import pytest
@@ -11,7 +11,7 @@ from core import recordio
 from tests.mxnet_ref import requires_mxnet, run_mxnet
 
 pytest.importorskip("PIL")
-from core.io import ImageDetRecordIter, ImageRecordIter, ImageRecordUInt8Iter  # noqa: E402
+from core.io import ImageDetRecordIter, ImageRecordIter, ImageRecordUInt8Iter
 
 
 def _images(n, shape=(10, 12, 3), seed=0):
@@ -81,11 +81,11 @@ def test_parts_shuffle_and_seed(tmp_path):
 
 def test_random_augmentation_is_seeded_and_thread_independent(tmp_path):
     rec, _ = _make_rec(tmp_path, _images(4, (16, 20, 3)))
-    kw = dict(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, rand_crop=True,
-              rand_mirror=True, brightness=0.3, contrast=0.3, saturation=0.3, pca_noise=0.1,
-              resize=12, seed=7, max_rotate_angle=20, max_shear_ratio=0.1,
-              min_random_scale=0.9, max_random_scale=1.2, max_aspect_ratio=0.2,
-              random_h=20, random_s=30, random_l=30)
+    kw = {"path_imgrec": rec, "data_shape": (3, 8, 8), "batch_size": 4, "rand_crop": True,
+              "rand_mirror": True, "brightness": 0.3, "contrast": 0.3, "saturation": 0.3, "pca_noise": 0.1,
+              "resize": 12, "seed": 7, "max_rotate_angle": 20, "max_shear_ratio": 0.1,
+              "min_random_scale": 0.9, "max_random_scale": 1.2, "max_aspect_ratio": 0.2,
+              "random_h": 20, "random_s": 30, "random_l": 30}
     x1 = ImageRecordIter(preprocess_threads=1, **kw).next().data[0].asnumpy()
     x4 = ImageRecordIter(preprocess_threads=4, **kw).next().data[0].asnumpy()
     numpy.testing.assert_array_equal(x1, x4)
@@ -162,7 +162,7 @@ def test_clear_errors(tmp_path):
         ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
                         max_crop_size=50, min_crop_size=40).next()
     bad = tmp_path / "bad.rec"
-    bad.write_bytes(open(rec, "rb").read()[:-30])
+    bad.write_bytes(pathlib.Path(rec).read_bytes()[:-30])
     with pytest.raises(ValueError, match=r"bad\.rec.*offset"):
         ImageRecordIter(path_imgrec=str(bad), data_shape=(3, 8, 8), batch_size=2)
 
@@ -184,23 +184,23 @@ def test_matches_real_mxnet(tmp_path):
     imgs = _images(5, (14, 18, 3), seed=1)
     rec, idx = _make_rec(tmp_path, imgs, labels=[[i, 2 * i] for i in range(5)])
     cases = {
-        "plain": dict(data_shape=(3, 10, 12), batch_size=2, label_width=2),
-        "norm": dict(data_shape=(3, 14, 18), batch_size=3, label_width=2, mean_r=120,
-                     mean_g=110, mean_b=100, std_r=60, std_g=50, std_b=40, scale=0.5,
-                     mirror=True),
-        "resize": dict(data_shape=(3, 9, 9), batch_size=2, label_width=2, resize=9),
-        "up": dict(data_shape=(3, 20, 20), batch_size=2, label_width=2),
-        "gray": dict(data_shape=(1, 14, 18), batch_size=5, label_width=2),
-        "parts": dict(data_shape=(3, 8, 8), batch_size=2, label_width=2, num_parts=2,
-                      part_index=1, path_imgidx=idx),
-        "nr": dict(data_shape=(3, 8, 8), batch_size=2, label_width=2, round_batch=False),
+        "plain": {"data_shape": (3, 10, 12), "batch_size": 2, "label_width": 2},
+        "norm": {"data_shape": (3, 14, 18), "batch_size": 3, "label_width": 2, "mean_r": 120,
+                     "mean_g": 110, "mean_b": 100, "std_r": 60, "std_g": 50, "std_b": 40, "scale": 0.5,
+                     "mirror": True},
+        "resize": {"data_shape": (3, 9, 9), "batch_size": 2, "label_width": 2, "resize": 9},
+        "up": {"data_shape": (3, 20, 20), "batch_size": 2, "label_width": 2},
+        "gray": {"data_shape": (1, 14, 18), "batch_size": 5, "label_width": 2},
+        "parts": {"data_shape": (3, 8, 8), "batch_size": 2, "label_width": 2, "num_parts": 2,
+                      "part_index": 1, "path_imgidx": idx},
+        "nr": {"data_shape": (3, 8, 8), "batch_size": 2, "label_width": 2, "round_batch": False},
         # the random draws of these are fixed: a set angle, offsets int(u * 2 - 1) == 0
-        "rot90": dict(data_shape=(3, 14, 14), batch_size=2, label_width=2, rotate=90),
-        "rot30": dict(data_shape=(3, 12, 12), batch_size=2, label_width=2, rotate=30,
-                      fill_value=7),
-        "cap": dict(data_shape=(3, 10, 10), batch_size=2, label_width=2, max_img_size=10),
-        "hls": dict(data_shape=(3, 14, 18), batch_size=2, label_width=2, random_h=1,
-                    random_s=1, random_l=1),
+        "rot90": {"data_shape": (3, 14, 14), "batch_size": 2, "label_width": 2, "rotate": 90},
+        "rot30": {"data_shape": (3, 12, 12), "batch_size": 2, "label_width": 2, "rotate": 30,
+                      "fill_value": 7},
+        "cap": {"data_shape": (3, 10, 10), "batch_size": 2, "label_width": 2, "max_img_size": 10},
+        "hls": {"data_shape": (3, 14, 18), "batch_size": 2, "label_width": 2, "random_h": 1,
+                    "random_s": 1, "random_l": 1},
     }
     out = run_mxnet(f"""
 import mxnet as mx, json, numpy as np

@@ -59,10 +59,10 @@ def test_sources_agree_and_center_crop(rec):
 
 
 def test_last_batch_handles(rec):
-    path, idx, lst, root, _ = rec
-    kw = dict(batch_size=2, data_shape=(3, 8, 8), path_imglist=lst, path_root=root,
-              aug_list=[image.CenterCropAug((8, 8))], label_width=2)
-    first = lambda e: [lab[0][0] for lab, _ in e]  # noqa: E731
+    _, _, lst, root, _ = rec
+    kw = {"batch_size": 2, "data_shape": (3, 8, 8), "path_imglist": lst, "path_root": root,
+          "aug_list": [image.CenterCropAug((8, 8))], "label_width": 2}
+    first = lambda e: [lab[0][0] for lab, _ in e]
     pad = _labels(image.ImageIter(last_batch_handle="pad", **kw), 2)
     assert [first(e) for e in pad] == [[0, 2, 4]] * 2 and pad[0][-1][1] == 1
     assert pad[0][-1][0] == [[4, 14], [0, 10]]
@@ -76,7 +76,7 @@ def test_last_batch_handles(rec):
 
 
 def test_parts_shuffle_and_errors(rec):
-    path, idx, lst, root, _ = rec
+    path, idx, _, _, _ = rec
     parts = [_labels(image.ImageIter(2, (3, 8, 8), label_width=2, path_imgrec=path,
                                      path_imgidx=idx, num_parts=2, part_index=i))[0]
              for i in (0, 1)]
@@ -128,7 +128,7 @@ def test_augmenters_shapes_and_values():
 
 @requires_mxnet
 def test_matches_real_mxnet_with_the_same_random_draws(rec):
-    path, idx, lst, root, _ = rec
+    path, idx, _, _, _ = rec
     script = f"""
 import mxnet as mx, json, random, numpy as np
 res = {{}}

@@ -2,6 +2,7 @@
 ImageRecordDataset and mx.image.ImageIter here, and by real MXNet 1.9.1."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -33,7 +34,7 @@ def folder(tmp_path):
 
 
 def _lst(path):
-    return [line.split("\t") for line in open(path).read().splitlines()]
+    return [line.split("\t") for line in pathlib.Path(path).read_text().splitlines()]
 
 
 def test_list_then_pack_then_read_back(tmp_path, folder, capsys):
@@ -71,7 +72,7 @@ def test_list_then_pack_then_read_back(tmp_path, folder, capsys):
 
 
 def test_options_resize_crop_labels_threads_chunks(tmp_path, folder):
-    root, imgs = folder
+    root, _ = folder
     prefix = str(tmp_path / "p")
     im2rec.main([prefix, str(root), "--list", "--recursive", "--no-shuffle", "--chunks", "2"])
     assert sorted(os.listdir(tmp_path))[:2] == ["images", "p_0.lst"]
@@ -89,7 +90,7 @@ def test_options_resize_crop_labels_threads_chunks(tmp_path, folder):
     assert h.label.tolist() == [3, 4]
     im2rec.main([str(tmp_path / "m"), str(root), "--pass-through", "--quiet"])
     r = recordio.MXIndexedRecordIO(str(tmp_path / "m.idx"), str(tmp_path / "m.rec"), "r")
-    assert recordio.unpack(r.read_idx(0))[1] == open(root / "cat" / "b.png", "rb").read()
+    assert recordio.unpack(r.read_idx(0))[1] == pathlib.Path(root / "cat" / "b.png").read_bytes()
     im2rec.main([str(tmp_path / "s"), str(root), "--list", "--recursive", "--train-ratio",
                  "0.6", "--test-ratio", "0.2"])
     sizes = [len(_lst(str(tmp_path / f"s_{s}.lst"))) for s in ("train", "val", "test")]
@@ -109,7 +110,8 @@ def test_runs_as_a_module(tmp_path, folder):
     env = dict(os.environ, PYTHONPATH=ROOT)
     for extra in (["--list", "--recursive"], ["--quiet"]):
         out = subprocess.run([sys.executable, "-m", "gluon.data.im2rec", prefix, str(root)]
-                             + extra, capture_output=True, text=True, env=env, timeout=120)
+                             + extra, capture_output=True, text=True, env=env, timeout=120,
+                             check=False)
         assert out.returncode == 0, out.stderr
     assert os.path.getsize(prefix + ".rec") > 0 and os.path.exists(prefix + ".idx")
 
