@@ -17,54 +17,15 @@ from collections.abc import Iterable, Sequence
 
 import numpy
 
+from ..name import NameManager, Prefix  # noqa: F401 - core.sym's names (MXNet's mx.name)
 from ..ndarray import NDArray
 from ..ops.registry import Aval, OpDef
 from ..symbol.graph import Entry, Node
 from ..symbol.shape_infer import dtype_code, parse_dtype
-from ..symbol.symbol import Symbol, _lstm, _plain, op_visible_outputs
+from ..symbol.symbol import HIDDEN_KEYS, Symbol, _lstm, _plain, op_visible_outputs
 
 
 # --------------------------------------------------------------------------- names
-class NameManager:
-    """Gives nodes without a ``name=`` the name ``"<hint><k>"`` (MXNet's ``mx.name``).
-
-    ``with NameManager():`` starts fresh counters for the block.
-
-    Example:
-        >>> with NameManager():
-        ...     NameManager.current().get(None, "relu"), NameManager.current().get(None, "relu")
-        ('relu0', 'relu1')
-    """
-
-    _tls = threading.local()
-
-    def __init__(self):
-        self._counter: dict[str, int] = {}
-        self._old = None
-
-    def get(self, name: str | None, hint: str) -> str:
-        if name:
-            return name
-        k = self._counter.get(hint, 0)
-        self._counter[hint] = k + 1
-        return f"{hint}{k}"
-
-    def __enter__(self):
-        self._old = NameManager.current()
-        NameManager._tls.current = self
-        return self
-
-    def __exit__(self, *exc):
-        NameManager._tls.current = self._old
-
-    @staticmethod
-    def current() -> NameManager:
-        cur = getattr(NameManager._tls, "current", None)
-        if cur is None:
-            cur = NameManager._tls.current = NameManager()
-        return cur
-
-
 class AttrScope:
     """String attributes given to every node and variable created inside the block
     (MXNet's ``mx.AttrScope``); explicit ``attr=`` values win.
@@ -106,18 +67,6 @@ class AttrScope:
 def _scoped(attr):
     scope = AttrScope.current()
     return scope.get(attr) if scope is not None else attr
-
-
-class Prefix(NameManager):
-    """A :class:`NameManager` that puts ``prefix`` before every name it gives."""
-
-    def __init__(self, prefix: str):
-        super().__init__()
-        self._prefix = prefix
-
-    def get(self, name, hint):
-        return self._prefix + super().get(name, hint)
-
 
 
 # --------------------------------------------------------------------------- op facts
@@ -268,7 +217,7 @@ def _check_user_attrs(opname, attrs) -> dict:
     for k, v in attrs.items():
         if not isinstance(v, str):
             raise TypeError(f"{opname}: attr values must be strings, got {k}={v!r}")
-    return dict(attrs)
+    return {f"__{k}__" if k in HIDDEN_KEYS else k: v for k, v in attrs.items()}
 
 
 def var(name: str, attr: dict | None = None, shape=None, lr_mult=None, wd_mult=None,
@@ -292,7 +241,7 @@ def var(name: str, attr: dict | None = None, shape=None, lr_mult=None, wd_mult=N
     Example:
         >>> x = var("x", shape=(2, 3), dtype="float32", lr_mult=2.0)
         >>> sorted(x.list_attr().items())
-        [('__dtype__', '0'), ('__lr_mult__', '2.0'), ('__shape__', '(2, 3)')]
+        [('__dtype__', '0'), ('__lr_mult__', '2.0'), ('__shape__', '(2, 3)'), ('lr_mult', '2.0')]
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"var: name must be a non-empty string, got {name!r}")
@@ -302,9 +251,9 @@ def var(name: str, attr: dict | None = None, shape=None, lr_mult=None, wd_mult=N
             shape = (shape,)
         ua["__shape__"] = str(tuple(int(d) for d in shape))
     if lr_mult is not None:
-        ua["__lr_mult__"] = str(float(lr_mult))
+        ua["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
-        ua["__wd_mult__"] = str(float(wd_mult))
+        ua["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
         ua["__dtype__"] = dtype_code(dtype)
     if init is not None:

@@ -30,7 +30,7 @@ from ..ops.namespace import pop_context
 from ..ops.registry import REGISTRY, OpDef
 from ..symbol.graph import TRAIN
 from ..symbol.symbol import Symbol
-from ._base import NameManager, compose, var
+from ._base import HIDDEN_KEYS, NameManager, compose, var
 
 _MISSING = object()
 
@@ -46,6 +46,9 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
     kwargs = dict(kwargs)
     name = kwargs.pop("name", None) if "name" not in op.attrs else None
     user_attrs = kwargs.pop("attr", None)
+    hidden = {k: str(kwargs.pop(k)) for k in HIDDEN_KEYS if k in kwargs and k not in op.attrs}
+    if hidden:  # MXNet: ``lr_mult=`` and the other hidden keys are node attributes
+        user_attrs = dict(user_attrs or {}, **hidden)
     if kwargs.pop("out", None) is not None:
         raise TypeError(f"{op.name}: out= is not supported on symbols")
     ctx = pop_context(kwargs)
@@ -90,10 +93,10 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
                 continue
             if raw.endswith("?"):
                 rule = (op.optional_inputs or {}).get(k)
-                inputs[i] = var(f"{node_name}_{k}") if rule is not None and rule(attrs) \
-                    else None
+                inputs[i] = var(f"{node_name}_{k}", attr=user_attrs) \
+                    if rule is not None and rule(attrs) else None
             else:
-                inputs[i] = var(f"{node_name}_{k}")
+                inputs[i] = var(f"{node_name}_{k}", attr=user_attrs)
     return compose(op, inputs, attrs, name=node_name, user_attrs=user_attrs, ctx=ctx,
                    visible=visible, final_name=True)
 

@@ -226,6 +226,8 @@ class _Inferrer:
         if any(s is None for s, _ in arrays):
             if dtypes_known:
                 self._fallback_dtype(n, [d for _, d in arrays])
+            else:
+                self._attr_dtype(n)
             return
         full = all(_complete(s) for s, _ in arrays)
         attrs = {k: (False if v is TRAIN else v) for k, v in n.attrs.items()}
@@ -287,6 +289,16 @@ class _Inferrer:
                 return None  # value-dependent output shape
         return outs
 
+    def _attr_dtype(self, n: Node) -> None:
+        """Output dtypes from a ``dtype`` attribute alone (``Cast``), inputs' unknown."""
+        dt = n.attrs.get("dtype")
+        if isinstance(dt, (str, numpy.dtype, type)) and n.num_outputs == 1:
+            try:
+                out = parse_dtype(dt)
+            except (TypeError, ValueError):
+                return
+            self.set_dtype(Entry(n, 0), out, n, "the dtype attribute")
+
     def _fallback_dtype(self, n: Node, in_dtypes) -> None:
         """Output dtypes when shapes are unknown: the ``dtype`` attribute, bool for
         comparisons, else the first array input's (MXNet's elementwise type rule)."""
@@ -314,7 +326,9 @@ class _Inferrer:
         if ps.rule is not None and ins and ins[0] is not None:
             shape, dtype = self.get(ins[0])
             attrs = _attrs(n)
-            fills = ps.rule(shape, attrs, len(ins))
+            # An unknown data rank tells nothing, as in MXNet (whose operators return
+            # "not inferred" then): a weight's shape is not guessed from attributes alone.
+            fills = ps.rule(shape, attrs, len(ins)) if shape is not None else None
             if fills:
                 for pos, want in fills.items():
                     if pos < len(ins) and ins[pos] is not None and want is not None:
@@ -475,7 +489,7 @@ def _lookup(table, node):
 
 
 def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = None,
-                partial: bool = False) -> InferResult:
+                partial: bool = False, default_float32: bool = True) -> InferResult:
     """Infer every entry's shape and dtype in ``graph``.
 
     Args:
@@ -487,6 +501,9 @@ def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = 
             either way: it keeps going past operators whose inputs are not fully known
             (their outputs stay unknown or partly known) and raises only for shapes
             and dtypes that are known and contradict an operator.
+        default_float32: once some dtype is known, give the variables still without
+            one float32 (MXNet's binding default); False leaves them unknown (MXNet's
+            ``infer_type_partial``).
 
     Returns:
         An :class:`InferResult`.
@@ -522,7 +539,7 @@ def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = 
         if dt is not None:
             inf.r.dtypes[(n.id, 0)] = dt
     inf.run(nodes)
-    if any(v is not None for v in inf.r.dtypes.values()):
+    if default_float32 and any(v is not None for v in inf.r.dtypes.values()):
         missing = [n for n in nodes if n.is_variable and inf.r.dtypes.get((n.id, 0)) is None]
         for n in missing:
             inf.r.dtypes[(n.id, 0)] = _F32

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 import numpy
 
 from ..ndarray import NDArray
+from ..ops.dispatch import MXNetError
 from ..ops.registry import REGISTRY, OpDef
 from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
 from .shape_infer import infer_graph
@@ -78,6 +79,22 @@ def entry_name(e: Entry) -> str:
 
 
 # --------------------------------------------------------------------------- Symbol
+class NotImplementedForSymbol(MXNetError, NotImplementedError):
+    """A Python operation that needs values (``bool(symbol)``, ``if symbol:``) on a
+    Symbol, which has none (MXNet's ``mxnet.base.NotImplementedForSymbol``).
+
+    Args:
+        function: the function called.
+        alias: the name the user wrote (``'bool'``), or None.
+    """
+
+    def __init__(self, function, alias=None, *args):
+        name = alias or getattr(function, "__name__", str(function))
+        super().__init__(f"Function {name} (namely operator \"{name}\") is not implemented "
+                         "for Symbol and only available in NDArray.", *args)
+        self.function, self.alias = function, alias
+
+
 def _reachable(outputs) -> set[int]:
     return reachable(e.node for e in outputs)
 
@@ -163,11 +180,14 @@ class Symbol:
         return Symbol(entries, self._updates)
 
     def get_children(self) -> Symbol | None:
-        """The inputs of the (single) output node as a group; None for a variable."""
-        if len(self._outputs) != 1:
-            raise ValueError("get_children: only for a symbol with one output, this one has "
-                             f"{len(self._outputs)} ({', '.join(self.list_outputs())})")
-        ins = self._outputs[0].node.input_entries()
+        """The inputs of the output nodes, in order, as one group (for a group: each
+        output's node's inputs in turn); None when there are none (variables)."""
+        seen: set[int] = set()
+        ins = []
+        for out in self._outputs:
+            if out.node.id not in seen:
+                seen.add(out.node.id)
+                ins.extend(out.node.input_entries())
         if not ins:
             return None
         return Symbol(ins, _keep_updates(ins, self._updates))
@@ -219,12 +239,18 @@ class Symbol:
                                   and _same(n.op.attrs[k], v)):
                     continue
                 out[k] = str(v)
-        out.update({k: str(v) for k, v in n.user_attrs.items()})
+        for k, v in n.user_attrs.items():
+            out[k] = str(v)
+            plain = k[2:-2] if k.startswith("__") and k.endswith("__") else None
+            if plain in HIDDEN_KEYS:  # MXNet shows a hidden key under both names
+                out[plain] = str(v)
         return out
 
     def attr(self, key: str) -> str | None:
         """The string attribute ``key`` of the output node (None when absent)."""
         n = self._single_node("attr")
+        if key in HIDDEN_KEYS:
+            key = f"__{key}__"
         if key in n.user_attrs:
             return str(n.user_attrs[key])
         if n.op is not None and key in n.attrs:
@@ -252,6 +278,7 @@ class Symbol:
         for k, v in kwargs.items():
             if not isinstance(v, str):
                 raise TypeError(f"_set_attr: attribute values must be strings, got {k}={v!r}")
+        kwargs = {f"__{k}__" if k in HIDDEN_KEYS else k: v for k, v in kwargs.items()}
         for e in self._outputs:
             e.node.user_attrs.update(kwargs)
 
@@ -271,8 +298,8 @@ class Symbol:
                 given[k] = v
         return given
 
-    def _infer(self, shapes, dtypes, partial):
-        r = infer_graph(self.graph, shapes, dtypes, partial)
+    def _infer(self, shapes, dtypes, partial, default_float32=True):
+        r = infer_graph(self.graph, shapes, dtypes, partial, default_float32)
         args, aux = self._arg_nodes()
         return r, [Entry(n, 0) for n in args], self._outputs, [Entry(n, 0) for n in aux]
 
@@ -317,8 +344,9 @@ class Symbol:
         return tuple([d.type for d in g] for g in groups)
 
     def infer_type_partial(self, *args, **kwargs):
-        """Like :meth:`infer_type`, with None for the dtypes that stay unknown."""
-        r, a, o, x = self._infer(None, self._given("infer_type", args, kwargs), True)
+        """Like :meth:`infer_type`, with None for the dtypes that stay unknown (variables
+        are not defaulted to float32)."""
+        r, a, o, x = self._infer(None, self._given("infer_type", args, kwargs), True, False)
         return tuple([None if r.dtype(e) is None else r.dtype(e).type for e in es]
                      for es in (a, o, x))
 
@@ -446,8 +474,23 @@ class Symbol:
             return f"<Symbol {self.name}>"
         return f"<Symbol group [{', '.join(self.list_outputs())}]>"
 
+    def __bool__(self):
+        raise NotImplementedForSymbol(self.__bool__, "bool")
+
+    # Pickling goes through the JSON text only, as MXNet's does: no Python object of
+    # the graph is pickled, and loading parses the JSON (strict, no eval).
     def __getstate__(self):
-        raise TypeError("Symbol: pickling is not supported; use tojson()/save()")
+        return {"handle": self.tojson()}
+
+    def __setstate__(self, state):
+        if not isinstance(state, dict) or not isinstance(state.get("handle"), str):
+            raise TypeError("Symbol: unpickling expects the state {'handle': <JSON text>}, "
+                            f"got {type(state).__name__}")
+        from .json_io import graph_from_json
+
+        g = graph_from_json(state["handle"])
+        self._outputs = list(g.outputs)
+        self._updates = dict(g.updates)
 
     # ------------------------------------------------------------ operators
     def _bin(self, opname, other, reflect=False):
@@ -508,6 +551,11 @@ class Symbol:
 
 # MXNet's fluent Symbol methods (each ``x.f(*a, **k)`` is ``sym.f(x, *a, **k)``).
 FLUENT_METHODS = frozenset(["reshape", "reshape_like", "zeros_like", "ones_like", "broadcast_to", "broadcast_like", "repeat", "pad", "swapaxes", "split", "slice", "slice_axis", "slice_like", "take", "one_hot", "pick", "sort", "topk", "argsort", "argmax", "argmin", "clip", "abs", "sign", "flatten", "expand_dims", "tile", "transpose", "flip", "sum", "nansum", "prod", "mean", "max", "min", "norm", "round", "rint", "fix", "floor", "ceil", "trunc", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "expm1", "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "square", "reciprocal", "relu", "sigmoid", "softmax", "log_softmax", "softmin", "squeeze", "diag", "moveaxis", "logsumexp"])
+
+
+# MXNet's "hidden" attribute keys: stored as ``__key__``, readable under both names.
+HIDDEN_KEYS = frozenset(("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                          "profiler_scope"))
 
 
 def _same(a, b) -> bool:

@@ -79,6 +79,7 @@ ALIASES: dict[str, str] = {
     "util": "gluon.compat.util",
     "base": "gluon.compat.util",
     "recordio": "core.recordio",
+    "name": "core.name",
 }
 
 _ROOT = "mxnet"
@@ -146,6 +147,10 @@ def _root_module() -> types.ModuleType:
     def __getattr__(name):
         if name in ALIASES:
             return importlib.import_module(f"{_ROOT}.{name}")
+        if name == "AttrScope":  # mx.AttrScope, imported on first use (core.sym is large)
+            from core.sym import AttrScope
+
+            return AttrScope
         raise AttributeError(f"module 'mxnet' (kbackend's alias) has no attribute {name!r}")
 
     root.__getattr__ = __getattr__

@@ -3,7 +3,8 @@
 NumPy-mode switches come from ``core.npx`` (``set_np``, ``reset_np``, ``use_np``,
 ``is_np_array``, ``is_np_shape``); ``np_array``/``np_shape`` are scopes that turn one
 switch on and restore it; ``MXNetError`` is the alias' error class, so ``except
-mxnet.base.MXNetError`` works; ``get_gpu_count`` reports ``core.context.num_gpus()``.
+mxnet.base.MXNetError`` works; ``NotImplementedForSymbol`` is what ``bool(symbol)``
+raises; ``get_gpu_count`` reports ``core.context.num_gpus()``.
 
 Example:
     >>> from core import npx
@@ -18,10 +19,12 @@ import contextlib
 
 from core.context import num_gpus as get_gpu_count
 from core.npx import is_np_array, is_np_default_dtype, is_np_shape, reset_np, set_np, use_np
+from core.symbol.symbol import NotImplementedForSymbol
 
 from .mxnet import MXNetError
 
-__all__ = ["MXNetError", "get_gpu_count", "is_np_array", "is_np_shape", "np_array",
+__all__ = ["MXNetError", "NotImplementedForSymbol", "get_gpu_count", "is_np_array",
+           "is_np_shape", "np_array",
            "np_shape", "reset_np", "set_np", "use_np", "use_np_array", "use_np_shape"]
 
 use_np_array = use_np_shape = use_np
