@@ -55,6 +55,7 @@ from . import mxnet_format
 from .context import as_context
 from .dtypes import SUPPORTED, as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from .ndarray import NDArray
+from .ops.dispatch import MXNetError
 
 __all__ = ["FORMATS", "SerializationError", "load", "load_frombuffer", "save"]
 
@@ -80,8 +81,11 @@ def _umask() -> int:
 _UMASK = _umask()
 
 
-class SerializationError(ValueError):
-    """A file could not be read as saved arrays (corrupted, unsafe or foreign)."""
+class SerializationError(ValueError, MXNetError):
+    """A file could not be read as saved arrays (corrupted, unsafe or foreign).
+
+    A ``ValueError``, and an ``MXNetError`` (``core.ops.dispatch``'s), the class MXNet's
+    ``nd.load`` raises for such files."""
 
 
 # --------------------------------------------------------------------------- saving

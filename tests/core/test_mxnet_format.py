@@ -185,6 +185,13 @@ def test_foreign_bytes_are_not_taken_for_mxnet(tmp_path):
         serialization.load(str(f))
 
 
+def test_errors_are_mxnet_errors_too():
+    from core.ops.dispatch import MXNetError
+
+    with pytest.raises(MXNetError, match="at byte 8"):  # MXNet's nd.load raises MXNetError
+        nd.load_frombuffer(read("list.params")[:8])
+
+
 def test_every_truncation_is_refused(tmp_path):
     raw = read("sparse.params")
     f = tmp_path / "cut.params"
