@@ -88,6 +88,15 @@ def test_options_resize_crop_labels_threads_chunks(tmp_path, folder):
     assert h.label.tolist() == [1.5, 2.5] and img.shape == (6, 6, 3)
     h, img = recordio.unpack_img(r.read_idx(1))
     assert h.label.tolist() == [3, 4]
+    im2rec.main([str(tmp_path / "m"), str(root), "--color", "0", "--encoding", ".png",
+                 "--quiet"])
+    r = recordio.MXIndexedRecordIO(str(tmp_path / "m.idx"), str(tmp_path / "m.rec"), "r")
+    assert recordio.unpack_img(r.read_idx(0))[1].shape == (11, 12)  # gray
+    Image.fromarray(numpy.full((3, 4, 4), 9, numpy.uint8)).save(root / "cat" / "b.png")  # RGBA
+    im2rec.main([str(tmp_path / "m"), str(root), "--color", "-1", "--encoding", ".png",
+                 "--quiet"])
+    r = recordio.MXIndexedRecordIO(str(tmp_path / "m.idx"), str(tmp_path / "m.rec"), "r")
+    assert recordio.unpack_img(r.read_idx(0))[1].shape == (3, 4, 4)
     im2rec.main([str(tmp_path / "m"), str(root), "--pass-through", "--quiet"])
     r = recordio.MXIndexedRecordIO(str(tmp_path / "m.idx"), str(tmp_path / "m.rec"), "r")
     assert recordio.unpack(r.read_idx(0))[1] == pathlib.Path(root / "cat" / "b.png").read_bytes()
