@@ -24,6 +24,8 @@ from .model import save_checkpoint
 __all__ = ["LogValidationMetricsCallback", "ProgressBar", "Speedometer", "do_checkpoint",
            "log_train_metric", "module_checkpoint"]
 
+_LOG = logging.getLogger(__name__)
+
 
 def _period(period) -> int:
     return int(max(1, period))
@@ -81,7 +83,7 @@ def log_train_metric(period: int, auto_reset: bool = False):
     def _callback(param):
         if param.nbatch % period == 0 and param.eval_metric is not None:
             for name, value in param.eval_metric.get_name_value():
-                logging.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch,
+                _LOG.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch,
                              name, value)
             if auto_reset:
                 param.eval_metric.reset_local()
@@ -125,14 +127,14 @@ class Speedometer:
                 param.eval_metric.reset_local()
                 msg = "Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec"
                 msg += "\t%s=%f" * len(name_value)
-                logging.info(msg, param.epoch, count - self.frequent, count, speed,
+                _LOG.info(msg, param.epoch, count - self.frequent, count, speed,
                              *sum(name_value, ()))
             else:
                 msg = "Epoch[%d] Batch [0-%d]\tSpeed: %.2f samples/sec"
                 msg += "\t%s=%f" * len(name_value)
-                logging.info(msg, param.epoch, count, speed, *sum(name_value, ()))
+                _LOG.info(msg, param.epoch, count, speed, *sum(name_value, ()))
         else:
-            logging.info("Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec", param.epoch, count,
+            _LOG.info("Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec", param.epoch, count,
                          speed)
         self.tic = time.time()
 
@@ -151,10 +153,10 @@ class ProgressBar:
 
     def __call__(self, param) -> None:
         count = param.nbatch
-        filled_len = int(round(self.bar_len * count / float(self.total)))
+        filled_len = round(self.bar_len * count / float(self.total))
         percents = math.ceil(100.0 * count / float(self.total))
         prog_bar = "=" * filled_len + "-" * (self.bar_len - filled_len)
-        logging.info("[%s] %s%s\r", prog_bar, percents, "%")
+        _LOG.info("[%s] %s%s\r", prog_bar, percents, "%")
 
 
 class LogValidationMetricsCallback:
@@ -164,4 +166,4 @@ class LogValidationMetricsCallback:
         if not param.eval_metric:
             return
         for name, value in param.eval_metric.get_name_value():
-            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)
+            _LOG.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)

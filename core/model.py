@@ -29,6 +29,8 @@ from .context import cpu
 __all__ = ["BatchEndParam", "FeedForward", "load_checkpoint", "load_params",
            "save_checkpoint"]
 
+_LOG = logging.getLogger(__name__)
+
 BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
 BatchEndParam.__doc__ = """What a batch-end callback receives: epoch, batch number, the
 metric and the caller's locals (MXNet's ``mx.model.BatchEndParam``)."""
@@ -53,13 +55,13 @@ def save_checkpoint(prefix: str, epoch: int, symbol, arg_params: dict, aux_param
     save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in (aux_params or {}).items()})
     param_name = f"{prefix}-{int(epoch):04d}.params"
     serialization.save(param_name, save_dict)
-    logging.info('Saved checkpoint to "%s"', param_name)
+    _LOG.info('Saved checkpoint to "%s"', param_name)
 
 
 def split_params(save_dict, fname: str) -> tuple:
     """``(arg_params, aux_params)`` from a dict with ``arg:``/``aux:`` keys."""
     if not isinstance(save_dict, dict):
-        raise ValueError(f"{fname}: expected named arrays ('arg:<name>'/'aux:<name>'), got a "
+        raise TypeError(f"{fname}: expected named arrays ('arg:<name>'/'aux:<name>'), got a "
                          f"list of {len(save_dict)} arrays")
     arg_params, aux_params = {}, {}
     for k, v in save_dict.items():

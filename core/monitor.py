@@ -35,6 +35,8 @@ from .ndarray import NDArray
 
 __all__ = ["Monitor"]
 
+_LOG = logging.getLogger(__name__)
+
 
 def _default_stat(x: NDArray) -> NDArray:
     from . import nd
@@ -156,4 +158,4 @@ class Monitor:
     def toc_print(self) -> None:
         """:meth:`toc`, logged at INFO level in MXNet's format."""
         for n, k, v in self.toc():
-            logging.info("Batch: {:7d} {:30s} {:s}".format(n, k, v))
+            _LOG.info(f"Batch: {n:7d} {k:30s} {v:s}")

@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 from gluon.compat import mxnet as _alias
 
 _alias.install()
-import mxnet as mx  # noqa: E402  (kbackend's alias, installed just above)
+import mxnet as mx
 
 
 def parse_args(argv=None) -> argparse.Namespace:

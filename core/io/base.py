@@ -183,15 +183,12 @@ class DataIter:
 
     def getdata(self):
         """The current batch's data (a list of NDArrays)."""
-        return None
 
     def getlabel(self):
         """The current batch's labels (a list of NDArrays, or None)."""
-        return None
 
     def getindex(self):
         """The current batch's example indices (a NumPy array) or None."""
-        return None
 
     def getpad(self) -> int:
         """How many examples at the end of the current batch are padding."""

@@ -21,7 +21,7 @@ Where ours differs from MXNet 1.9.1's C++ iterator:
   (MXNet 1.9.1 leaves stale data there and reports pad 0);
 - the affine warp (``max_rotate_angle``, ``rotate``, ``max_shear_ratio``,
   ``max/min_random_scale``, ``max/min_img_size``, aspect ratios) samples bilinearly
-  whatever ``inter_method`` is; ``mean_img`` raises ``NotImplementedError``.
+  whatever ``inter_method`` is.
 
 Example:
     >>> import os, tempfile, numpy, pytest
@@ -160,9 +160,6 @@ class _Params:
         self._unsupported()
 
     def _unsupported(self) -> None:
-        if self.mean_img:
-            raise NotImplementedError(f"{self.owner}: mean_img is not implemented here; give "
-                                      f"mean_r/mean_g/mean_b instead")
         if self.inter_method not in (0, 1, 2, 3, 4, 9, 10):
             raise ValueError(f"{self.owner}: inter_method must be 0-4, 9 or 10, got "
                              f"{self.inter_method}")
@@ -394,7 +391,8 @@ class ImageRecordIter(DataIter):
             ``max/min_random_scale``, ``max/min_img_size``, ``random_h/s/l``,
             ``rand_crop``, ``random_resized_crop``, ``max/min_random_area``,
             ``max/min_aspect_ratio``, ``max/min_crop_size``, ``rand_mirror``, ``mirror``,
-            ``mean_r/g/b/a``, ``std_r/g/b/a``, ``scale``, ``max_random_contrast``,
+            ``mean_r/g/b/a`` or ``mean_img`` (a mean-image file, computed over the data
+            and saved there when missing), ``std_r/g/b/a``, ``scale``, ``max_random_contrast``,
             ``max_random_illumination``, ``brightness``, ``contrast``, ``saturation``,
             ``pca_noise``, ``pad``, ``fill_value``, ``inter_method``.
 
@@ -471,6 +469,9 @@ class ImageRecordIter(DataIter):
                                       self.dtype.type)]
         self.provide_label = [DataDesc(label_name, label_shape, numpy.float32)]
         self._pool = ThreadPoolExecutor(self.preprocess_threads)
+        self._mean = None
+        if self._p.mean_img and self.dtype == numpy.float32:
+            self._mean = self._mean_image(self._p.mean_img)
         self._epoch = -1
         self._carry = 0
         self._current = None
@@ -495,6 +496,31 @@ class ImageRecordIter(DataIter):
                                      f"label(s) but label_width={self.label_width}")
                 table[key] = numpy.asarray(labels, numpy.float32)
         return table
+
+    def _mean_image(self, path: str) -> numpy.ndarray:
+        """The ``(C, H, W)`` mean image: read from ``path``, or computed over the data (the
+        augmented images, before normalization) and saved there, as MXNet does."""
+        from .. import serialization
+        from ..ndarray import array as nd_array
+
+        if os.path.isfile(path):
+            loaded = serialization.load(path)
+            arrays = list(loaded.values()) if isinstance(loaded, dict) else loaded
+            if len(arrays) != 1:
+                raise ValueError(f"{self._owner}: mean_img={path!r} holds {len(arrays)} arrays, "
+                                 f"expected one")
+            mean = arrays[0].asnumpy().astype(numpy.float32)
+            if mean.shape != self.data_shape:
+                raise ValueError(f"{self._owner}: mean_img={path!r} has shape {mean.shape}, "
+                                 f"data_shape is {self.data_shape}")
+            return mean
+        self._epoch = 0
+        total = numpy.zeros(self.data_shape, numpy.float64)
+        for row, idx in enumerate(range(len(self._offsets))):
+            total += self._augmented((idx, row))[0].transpose(2, 0, 1)
+        mean = (total / len(self._offsets)).astype(numpy.float32)
+        serialization.save(path, {"mean_img": nd_array(mean)})
+        return mean
 
     # -------------------------------------------------------------- iteration
     def reset(self) -> None:
@@ -590,7 +616,8 @@ class ImageRecordIter(DataIter):
                              f"{self.data_shape} asks for {c}")
         return img
 
-    def _load(self, item):
+    def _augmented(self, item):
+        """``(augmented (H, W, C) uint8 image, label, id, rng)`` of record ``item[0]``."""
         idx, row = item
         offset = self._offsets[idx]
         where = f"{self._owner}: {self.path_imgrec!r} record {idx} (byte offset {offset})"
@@ -598,9 +625,16 @@ class ImageRecordIter(DataIter):
         label = self._label(header, where)
         rng = self._rng(idx, row)
         img = _augment(self._p, self._decode(buf, where), self.data_shape, rng)
+        if img.shape[:2] != self.data_shape[1:]:
+            raise ValueError(f"{where}: the augmented image is {img.shape[:2]}, data_shape "
+                             f"{self.data_shape}")
         if self._mirrored(rng):
             img = img[:, ::-1]
-        return self._finish(img, rng), label, header.id
+        return img, label, header.id, rng
+
+    def _load(self, item):
+        img, label, ident, rng = self._augmented(item)
+        return self._finish(img, rng), label, ident
 
     def _mirrored(self, rng) -> bool:
         return bool((self._p.rand_mirror and rng.uniform() < 0.5) or self._p.mirror)
@@ -622,8 +656,10 @@ class ImageRecordIter(DataIter):
             * p.scale
         illum = (rng.uniform() * p.max_random_illumination * 2
                  - p.max_random_illumination) * p.scale
-        out = (img.astype(numpy.float32) - mean) * (contrast / std) + illum / std
-        return numpy.ascontiguousarray(out.transpose(2, 0, 1), dtype=numpy.float32)
+        x = img.astype(numpy.float32).transpose(2, 0, 1)
+        mean = self._mean if self._mean is not None else mean[:, None, None]
+        out = (x - mean) * (contrast / std)[:, None, None] + (illum / std)[:, None, None]
+        return numpy.ascontiguousarray(out, dtype=numpy.float32)
 
     def __del__(self):
         pool = getattr(self, "_pool", None)

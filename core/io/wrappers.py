@@ -186,17 +186,17 @@ class PrefetchingIter(DataIter):
     def provide_data(self) -> list:
         """The joined (and renamed) data descriptions of all iterators."""
         if self.rename_data is None:
-            return sum([list(i.provide_data) for i in self.iters], [])
-        return sum([_renamed(i.provide_data, r, "data")
-                    for r, i in zip(self.rename_data, self.iters)], [])
+            return [d for i in self.iters for d in i.provide_data]
+        return [d for r, i in zip(self.rename_data, self.iters)
+                for d in _renamed(i.provide_data, r, "data")]
 
     @property
     def provide_label(self) -> list:
         """The joined (and renamed) label descriptions of all iterators."""
         if self.rename_label is None:
-            return sum([list(i.provide_label) for i in self.iters], [])
-        return sum([_renamed(i.provide_label, r, "label")
-                    for r, i in zip(self.rename_label, self.iters)], [])
+            return [d for i in self.iters for d in i.provide_label]
+        return [d for r, i in zip(self.rename_label, self.iters)
+                for d in _renamed(i.provide_label, r, "label")]
 
     def _raise_errors(self) -> None:
         for i, err in enumerate(self._errors):
@@ -232,8 +232,8 @@ class PrefetchingIter(DataIter):
             raise ValueError(f"PrefetchingIter: the iterators' batches do not line up "
                              f"(pads {pads})")
         self.current_batch = DataBatch(
-            sum([list(b.data) for b in self.next_batch], []),
-            sum([list(b.label or []) for b in self.next_batch], []),
+            [d for b in self.next_batch for d in b.data],
+            [lab for b in self.next_batch for lab in (b.label or [])],
             self.next_batch[0].pad, self.next_batch[0].index,
             bucket_key=getattr(self.next_batch[0], "bucket_key", None),
             provide_data=self.provide_data, provide_label=self.provide_label)

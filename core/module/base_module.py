@@ -179,7 +179,7 @@ class BaseModule:
             self.forward(DataBatch([eval_data]))
             return self.get_outputs()[0]
         if not isinstance(eval_data, DataIter):
-            raise ValueError(f"predict: eval_data must be a DataIter, an NDArray or a NumPy "
+            raise TypeError(f"predict: eval_data must be a DataIter, an NDArray or a NumPy "
                              f"array, got {type(eval_data).__name__}")
         if reset:
             eval_data.reset()

@@ -14,8 +14,8 @@ from collections import OrderedDict
 
 import numpy
 
-from ..ndarray import NDArray
 from ..io.base import DataDesc, as_data_desc
+from ..ndarray import NDArray
 
 __all__ = ["DataParallelExecutorGroup", "merge_outputs", "split_input_slice"]
 

@@ -32,6 +32,8 @@ from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
 
+_LOG = logging.getLogger(__name__)
+
 
 def create_kvstore(kvstore, num_device: int, arg_params: dict) -> tuple:
     """``(kvstore or None, update_on_kvstore)`` as MXNet's ``model._create_kvstore``."""
@@ -46,9 +48,9 @@ def create_kvstore(kvstore, num_device: int, arg_params: dict) -> tuple:
             kv = None  # one device: nothing to aggregate
         else:
             kv = kvs.create(kvstore)
-            if kvstore == "local" and arg_params:
-                if max(int(numpy.prod(p.shape)) for p in arg_params.values()) > 1024 * 1024 * 16:
-                    update_on_kvstore = False
+            if kvstore == "local" and arg_params and \
+                    max(int(numpy.prod(p.shape)) for p in arg_params.values()) > 1 << 24:
+                update_on_kvstore = False
     else:
         raise TypeError(f"kvstore must be a KVStore, a str or None, got {type(kvstore).__name__}")
     if kv is None:
@@ -155,11 +157,11 @@ class Module(BaseModule):
         self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
         param_name = f"{prefix}-{int(epoch):04d}.params"
         self.save_params(param_name)
-        logging.info('Saved checkpoint to "%s"', param_name)
+        _LOG.info('Saved checkpoint to "%s"', param_name)
         if save_optimizer_states:
             state_name = f"{prefix}-{int(epoch):04d}.states"
             self.save_optimizer_states(state_name)
-            logging.info('Saved optimizer state to "%s"', state_name)
+            _LOG.info('Saved optimizer state to "%s"', state_name)
 
     def _reset_bind(self) -> None:
         self.binded = False
@@ -464,13 +466,13 @@ class Module(BaseModule):
         new = tuple(tuple(d.shape) for d in data_batch.data)
         if curr != new:
             provided = getattr(data_batch, "provide_data", None)
-            if provided and sorted(tuple(d)[0] for d in provided) == sorted(self._data_names):
+            if provided and sorted(d[0] for d in provided) == sorted(self._data_names):
                 new_dshape = provided
             else:
                 new_dshape = [DataDesc(d.name, s, d.dtype, d.layout)
                               for d, s in zip(self._data_shapes, new)]
             provided = getattr(data_batch, "provide_label", None)
-            if provided and sorted(tuple(d)[0] for d in provided) == sorted(self._label_names):
+            if provided and sorted(d[0] for d in provided) == sorted(self._label_names):
                 new_lshape = provided
             elif getattr(data_batch, "label", None) and self._label_shapes:
                 new_lshape = [DataDesc(d.name, lab.shape, d.dtype, d.layout)

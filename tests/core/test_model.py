@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from core import io, model, nd, sym
+from core import io, model, nd
 from tests.core.module._nets import as_nd, data, init_params, mlp
 from tests.mxnet_ref import requires_mxnet, run_mxnet
 
@@ -39,7 +39,7 @@ def test_checkpoint_errors(tmp_path):
 
 @requires_mxnet
 def test_real_mxnet_checkpoint_loads_and_predicts_the_same(tmp_path):
-    x, y = data()
+    x, _y = data()
     np.savez(tmp_path / "in.npz", x=x, **init_params(SHAPES))
     prefix = str(tmp_path / "mx")
     code = f"""
@@ -104,7 +104,7 @@ def test_feedforward_fit_predict_score_save_load(tmp_path):
     acc = ff.score(io.NDArrayIter(x, y, batch_size=7))
     assert acc == pytest.approx((pred.argmax(axis=1) == y).mean())
     assert acc > 0.7
-    out, d, lab = ff.predict(io.NDArrayIter(x, y, batch_size=7), return_data=True)
+    _out, d, lab = ff.predict(io.NDArrayIter(x, y, batch_size=7), return_data=True)
     np.testing.assert_allclose(d, x) and np.testing.assert_allclose(lab, y)
     ff.save(str(tmp_path / "ff"))
     ff2 = model.FeedForward.load(str(tmp_path / "ff"), 30)

@@ -30,7 +30,7 @@ def test_monitor_records_on_its_interval():
     names = [k for _, k, _ in steps[0]]
     assert names == sorted(names) and "fc_output" in names and "fc_weight" in names
     fc_out = ex.outputs[0].asnumpy()  # relu_output; fc's output is positive here
-    got = dict((k, float(v)) for _, k, v in steps[0])
+    got = {k: float(v) for _, k, v in steps[0]}
     assert got["relu_output"] == pytest.approx(np.linalg.norm(fc_out) / math.sqrt(6), rel=1e-5)
     assert steps[0][0][0] == 1 and steps[2][0][0] == 3
 

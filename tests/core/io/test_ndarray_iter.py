@@ -96,12 +96,12 @@ def test_shuffle_keeps_pairs_together():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(data=np.zeros((4, 2)), label=np.zeros(3)), "'softmax_label' has 3"),
-    (dict(data={"a": np.zeros((4, 2)), "b": np.zeros((5, 2))}), "'b' has 5"),
-    (dict(data=np.zeros(4), last_batch_handle="keep"), "last_batch_handle"),
-    (dict(data=None), "data must be given"),
-    (dict(data=np.zeros(4), batch_size=0), "batch_size"),
-    (dict(data=np.array(["a", "b"])), "numeric"),
+    ({"data": np.zeros((4, 2)), "label": np.zeros(3)}, "'softmax_label' has 3"),
+    ({"data": {"a": np.zeros((4, 2)), "b": np.zeros((5, 2))}}, "'b' has 5"),
+    ({"data": np.zeros(4), "last_batch_handle": "keep"}, "last_batch_handle"),
+    ({"data": None}, "data must be given"),
+    ({"data": np.zeros(4), "batch_size": 0}, "batch_size"),
+    ({"data": np.array(["a", "b"])}, "numeric"),
 ])
 def test_bad_input_names_the_field(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -22,7 +22,7 @@ def _bound(net=None, batch_size=10, ctx=None, **bind):
 
 
 def _start(m, seed=1):
-    arg, aux = m.get_params() if m.params_initialized else (None, None)
+    _arg, _aux = m.get_params() if m.params_initialized else (None, None)
     shapes = {k: v.shape for k, v in m._arg_params.items()}
     m.init_params(arg_params=as_nd(init_params(shapes, seed)), aux_params=None,
                   allow_missing=True, force_init=True)
@@ -61,8 +61,8 @@ def test_forward_backward_update_by_hand_matches_sgd():
              zip(m._exec_group.param_names, m._exec_group.grad_arrays)}
     m.update()
     after = m.get_params()[0]
-    for k in before:  # rescale_grad = 1/batch_size
-        np.testing.assert_allclose(after[k].asnumpy(), before[k] - 0.1 * grads[k] / 10,
+    for k, w0 in before.items():  # rescale_grad = 1/batch_size
+        np.testing.assert_allclose(after[k].asnumpy(), w0 - 0.1 * grads[k] / 10,
                                    rtol=1e-5, atol=1e-6)
     assert m.output_shapes == [("softmax_output", (10, 3))]
     assert m.data_shapes[0].shape == (10, 6) and m.label_shapes[0].name == "softmax_label"
@@ -119,7 +119,7 @@ def test_two_contexts_train_like_one(monkeypatch, kvstore, env):
 
 
 def test_uneven_work_load_splits_the_batch():
-    m, it = _bound(ctx=[context.cpu(0), context.cpu(1)])
+    _m, it = _bound(ctx=[context.cpu(0), context.cpu(1)])
     m2 = Module(mlp(), context=[context.cpu(0), context.cpu(1)], work_load_list=[1, 4])
     m2.bind(it.provide_data, it.provide_label)
     assert [s.stop - s.start for s in m2._exec_group.slices] == [2, 8]
