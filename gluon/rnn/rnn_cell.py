@@ -43,7 +43,29 @@ __all__ = ["BidirectionalCell", "DropoutCell", "GRUCell", "HybridRecurrentCell",
 
 # --------------------------------------------------------------------------- helpers
 def _as_list(x) -> list:
-    return list(x) if isinstance(x, (list, tuple)) else [x]
+    """Steps as a list: a list or tuple, the outputs of a grouped Symbol, or one array."""
+    if isinstance(x, (list, tuple)) or (_is_symbol(x) and len(x) > 1):
+        return list(x)
+    return [x]
+
+
+def _is_symbol(x) -> bool:
+    return type(x).__name__ == "Symbol" and type(x).__module__ == "core.symbol.symbol"
+
+
+def _is_tensor(x) -> bool:
+    """One array: an NDArray, or a one-output Symbol (cells unroll on both)."""
+    return isinstance(x, NDArray) or (_is_symbol(x) and len(x) == 1)
+
+
+def _namespace(x):
+    """``core.sym`` for Symbols (or lists of them), ``core.nd`` otherwise."""
+    first = x[0] if isinstance(x, (list, tuple)) and x else x
+    if _is_symbol(first):
+        from core import sym
+
+        return sym
+    return nd
 
 
 def _call_state_func(func, name: str, info: dict):
@@ -60,16 +82,33 @@ def _cells_begin_state(cells, **kwargs) -> list:
     return [state for c in cells for state in c.begin_state(**kwargs)]
 
 
-def _get_begin_state(cell, F, begin_state, inputs, batch_size):
+def _get_begin_state(cell, F, begin_state, inputs, batch_size, batch_axis=0):
     """``begin_state``, or zeros on the inputs' context (in their dtype when that is not
     the default float32, where MXNet would make float32 states that its operators then
-    refuse to mix with float64 or float16 weights)."""
+    refuse to mix with float64 or float16 weights); on Symbols, zeros whose batch size is
+    the inputs' (axis ``batch_axis`` of a merged input, else of the first step), known
+    when the graph is bound."""
     if begin_state is None:
-        first = inputs if isinstance(inputs, NDArray) else inputs[0]
+        first = inputs if _is_tensor(inputs) else inputs[0]
+        if _is_symbol(first):
+            return cell.begin_state(func=_symbol_zeros(first, batch_axis), batch_size=0)
         extra = {} if first.dtype == numpy.float32 else {"dtype": first.dtype}
         with first.context:
             begin_state = cell.begin_state(func=F.zeros, batch_size=batch_size, **extra)
     return begin_state
+
+
+def _symbol_zeros(ref, batch_axis: int):
+    """A ``begin_state`` function for Symbols: zeros of ``shape`` (batch 0: unknown)
+    with the batch size of ``ref`` (MXNet uses ``sym.zeros`` with batch 0 and infers it
+    backwards; here the batch comes from the data, the same value)."""
+    from core import sym
+
+    def zeros(name=None, shape=(), dtype=None, **kwargs):
+        one = sym.zeros(shape=(1, *tuple(shape)[1:]), dtype=dtype or "float32")
+        return sym.broadcast_like(one, ref, lhs_axes=(0,), rhs_axes=(batch_axis,))
+
+    return zeros
 
 
 def _check_layout(layout: str) -> None:
@@ -88,8 +127,18 @@ def _format_sequence(length, inputs, layout, merge, in_layout=None):
     axis = layout.find("T")
     batch_axis = layout.find("N")
     in_axis = in_layout.find("T") if in_layout is not None else axis
-    F = nd
-    if isinstance(inputs, NDArray):
+    F = _namespace(inputs)
+    if _is_symbol(inputs) and len(inputs) == 1:
+        batch_size = 0
+        if merge is False:
+            if length is None:
+                raise ValueError("unroll: length is required to split a Symbol into steps")
+            inputs = _as_list(F.split(inputs, axis=in_axis, num_outputs=length,
+                                      squeeze_axis=1))
+    elif _is_symbol(inputs):
+        raise TypeError(f"unroll: inputs is a grouped Symbol ({len(inputs)} outputs); pass "
+                        "one Symbol (unroll splits it) or a list of one-output Symbols")
+    elif isinstance(inputs, NDArray):
         batch_size = inputs.shape[batch_axis]
         if merge is False:
             steps = inputs.shape[in_axis]
@@ -101,24 +150,26 @@ def _format_sequence(length, inputs, layout, merge, in_layout=None):
                                        squeeze_axis=1))
     else:
         inputs = list(inputs)
-        if not inputs or not all(isinstance(x, NDArray) for x in inputs):
-            raise TypeError("unroll: inputs must be an NDArray or a non-empty list of "
-                            "NDArrays (one per step)")
+        F = _namespace(inputs)
+        kind = NDArray if F is nd else type(inputs[0]) if inputs else NDArray
+        if not inputs or not all(isinstance(x, kind) and _is_tensor(x) for x in inputs):
+            raise TypeError("unroll: inputs must be an NDArray or a Symbol, or a non-empty "
+                            "list of them (one per step, all of one kind)")
         if length is not None and len(inputs) != length:
             raise ValueError(f"unroll: length={length} but {len(inputs)} input steps were "
                              "given")
-        batch_size = inputs[0].shape[0]
+        batch_size = inputs[0].shape[0] if F is nd else 0
         if merge is True:
-            inputs = nd.stack(*inputs, axis=axis)
+            inputs = F.stack(*inputs, axis=axis)
             in_axis = axis
-    if isinstance(inputs, NDArray) and axis != in_axis:
-        inputs = nd.swapaxes(inputs, dim1=axis, dim2=in_axis)
+    if _is_tensor(inputs) and axis != in_axis:
+        inputs = F.swapaxes(inputs, dim1=axis, dim2=in_axis)
     return inputs, axis, F, batch_size
 
 
 def _mask_sequence_variable_length(F, data, length, valid_length, time_axis, merge):
     """Zero the steps past each sequence's valid length (one array, or a list)."""
-    if not isinstance(data, NDArray):
+    if not _is_tensor(data):
         data = F.stack(*data, axis=time_axis)
     outputs = F.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
                              axis=time_axis)
@@ -132,9 +183,10 @@ def _reverse_sequences(sequences, unroll_step, valid_length=None):
     """The list of steps reversed; with ``valid_length`` each sequence's valid part only."""
     if valid_length is None:
         return list(reversed(sequences))
-    rev = nd.SequenceReverse(nd.stack(*sequences, axis=0), sequence_length=valid_length,
-                             use_sequence_length=True)
-    return _as_list(nd.split(rev, axis=0, num_outputs=unroll_step, squeeze_axis=True))
+    F = _namespace(sequences)
+    rev = F.SequenceReverse(F.stack(*sequences, axis=0), sequence_length=valid_length,
+                            use_sequence_length=True)
+    return _as_list(F.split(rev, axis=0, num_outputs=unroll_step, squeeze_axis=True))
 
 
 def _not_modified(cell) -> None:
@@ -543,7 +595,8 @@ class _CellStack:
         self.reset()
         inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
         num_cells = len(self._children)
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size,
+                                       layout.find("N") if _is_tensor(inputs) else 0)
         p = 0
         next_states = []
         for i, cell in enumerate(self._children.values()):
@@ -653,7 +706,7 @@ class DropoutCell(HybridRecurrentCell):
                valid_length=None):
         self.reset()
         inputs, _, F, _ = _format_sequence(length, inputs, layout, merge_outputs)
-        if isinstance(inputs, NDArray):
+        if _is_tensor(inputs):
             return self.hybrid_forward(F, inputs, begin_state if begin_state else [])
         return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
                               merge_outputs=merge_outputs, valid_length=None)
@@ -807,7 +860,7 @@ class ResidualCell(ModifierCell):
         finally:
             self.base_cell._modified = True
         if merge_outputs is None:
-            merge_outputs = isinstance(outputs, NDArray)
+            merge_outputs = _is_tensor(outputs)
         inputs, axis, F, _ = _format_sequence(length, inputs, layout, merge_outputs)
         if valid_length is not None:
             inputs = _mask_sequence_variable_length(F, inputs, length, valid_length, axis,
@@ -878,12 +931,12 @@ class BidirectionalCell(HybridRecurrentCell):
                                             merge_outputs=False, valid_length=valid_length)
         reversed_r_outputs = _reverse_sequences(r_outputs, length, valid_length)
         if merge_outputs is None:
-            merge_outputs = isinstance(l_outputs, NDArray)
+            merge_outputs = _is_tensor(l_outputs)
             l_outputs, _, _, _ = _format_sequence(None, l_outputs, layout, merge_outputs)
             reversed_r_outputs, _, _, _ = _format_sequence(None, reversed_r_outputs, layout,
                                                            merge_outputs)
         if merge_outputs:
-            if not isinstance(reversed_r_outputs, NDArray):
+            if not _is_tensor(reversed_r_outputs):
                 reversed_r_outputs = F.stack(*reversed_r_outputs, axis=axis)
             outputs = F.concat(l_outputs, reversed_r_outputs, dim=2)
         else:

@@ -153,3 +153,94 @@ def test_export_after_a_symbolic_call(tmp_path):
 
     back = SymbolBlock.imports(sym_file, ["data"], params_file)
     np.testing.assert_allclose(back(x).asnumpy(), y.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- unroll
+def _cell(kind):
+    if kind == "rnn":
+        return rnn.RNNCell(4, prefix="c_")
+    if kind == "lstm":
+        return rnn.LSTMCell(4, prefix="c_")
+    if kind == "gru":
+        return rnn.GRUCell(4, prefix="c_")
+    if kind == "sequential":
+        s = rnn.SequentialRNNCell(prefix="s_")
+        with s.name_scope():
+            s.add(rnn.LSTMCell(4))
+            s.add(rnn.DropoutCell(0.5))
+            s.add(rnn.GRUCell(3))
+        return s
+    if kind == "hybrid_sequential":
+        s = rnn.HybridSequentialRNNCell(prefix="s_")
+        with s.name_scope():
+            s.add(rnn.RNNCell(4))
+            s.add(rnn.ResidualCell(rnn.GRUCell(4)))
+        return s
+    if kind == "bidirectional":
+        return rnn.BidirectionalCell(rnn.LSTMCell(4, prefix="l_"), rnn.GRUCell(3, prefix="r_"))
+    if kind == "residual":
+        return rnn.ResidualCell(rnn.GRUCell(3, prefix="g_"))
+    if kind == "zoneout":
+        return rnn.ZoneoutCell(rnn.LSTMCell(4, prefix="z_"), 0.3, 0.3)
+    return rnn.DropoutCell(0.4)
+
+
+def _run_symbol(g, cell, shape, x, **extra):
+    params = cell.collect_params()
+    ex = g.simple_bind(core.cpu(), grad_req="null", data=shape,
+                       **{k: v.shape for k, v in extra.items()})
+    for n in g.list_arguments():
+        if n in params:
+            ex.arg_dict[n][:] = params[n].data()
+    return ex.forward(is_train=False, data=x, **extra)
+
+
+CELLS = ["rnn", "lstm", "gru", "sequential", "hybrid_sequential", "bidirectional",
+         "residual", "zoneout", "dropout"]
+
+
+@pytest.mark.parametrize("kind", CELLS)
+@pytest.mark.parametrize("layout", ["NTC", "TNC"])
+@pytest.mark.parametrize("merge", [True, False])
+def test_unroll_on_a_symbol(kind, layout, merge):
+    cell = _cell(kind)
+    shape = (2, 5, 3) if layout == "NTC" else (5, 2, 3)
+    outs, states = cell.unroll(5, sym.var("data"), layout=layout, merge_outputs=merge)
+    assert isinstance(states, list)
+    if merge:
+        assert isinstance(outs, sym.Symbol) and len(outs) == 1
+    else:
+        assert isinstance(outs, list) and len(outs) == 5
+    g = sym.Group(([outs] if merge else list(outs)) + list(states))
+    assert g.infer_shape(data=shape)[0] is not None
+    cell.initialize()
+    x = _input(shape, "float32")
+    eo, es = cell.unroll(5, x, layout=layout, merge_outputs=merge)
+    expected = ([eo] if merge else list(eo)) + list(es)
+    got = _run_symbol(g, cell, shape, x)
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_unroll_symbol_steps_given_states_and_valid_length():
+    cell = rnn.LSTMCell(4, prefix="c_")
+    steps = [sym.var(f"x{t}") for t in range(3)]
+    h, c = sym.var("h"), sym.var("c")
+    outs, states = cell.unroll(3, steps, begin_state=[h, c], merge_outputs=True)
+    arg, out_shapes, _ = sym.Group([outs, *states]).infer_shape(
+        x0=(2, 5), x1=(2, 5), x2=(2, 5), h=(2, 4), c=(2, 4))
+    assert out_shapes == [(2, 3, 4), (2, 4), (2, 4)]
+    gru = rnn.GRUCell(3, prefix="g_")
+    outs, states = gru.unroll(4, sym.var("data"), layout="NTC", merge_outputs=True,
+                              valid_length=sym.var("len"))
+    gru.initialize()
+    x = _input((2, 4, 5), "float32")
+    length = nd.array([2, 4])
+    eo, es = gru.unroll(4, x, layout="NTC", merge_outputs=True, valid_length=length)
+    g = sym.Group([outs, *states])
+    got = _run_symbol(g, gru, (2, 4, 5), x, len=length)
+    for a, b in zip(got, [eo, *es]):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="grouped Symbol"):
+        gru.unroll(2, sym.Group([sym.var("a"), sym.var("b")]))
