@@ -151,8 +151,6 @@ def test_clear_errors(tmp_path):
         ImageRecordIter(path_imgrec=rec, data_shape=(2, 8, 8), batch_size=2)
     with pytest.raises(TypeError, match="unknown argument.*bogus"):
         ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, bogus=1)
-    with pytest.raises(NotImplementedError, match="mean_img"):
-        ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, mean_img="m.nd")
     with pytest.raises(NotImplementedError, match="ImageDetRecordIter: max_rotate_angle"):
         ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
                            max_rotate_angle=9)
@@ -236,3 +234,43 @@ print(json.dumps(res))
             # OpenCV's fixed-point resize and warp
             tol = 1.01 if name in ("resize", "up", "rot30") else 1e-4
             numpy.testing.assert_allclose(d, numpy.asarray(rd, "f"), atol=tol, err_msg=name)
+
+
+def test_mean_img_computed_saved_and_reused(tmp_path):
+    imgs = [numpy.full((8, 8, 3), v, numpy.uint8) for v in (0, 40, 80, 120, 160)]
+    rec, _ = _make_rec(tmp_path, imgs)
+    mean_path = str(tmp_path / "mean.bin")
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                         mean_img=mean_path)
+    assert it.next().data[0].asnumpy()[:, :, 0, 0].tolist() == [[-80] * 3, [-40] * 3]
+    from core import serialization
+    saved = serialization.load(mean_path)
+    assert list(saved) == ["mean_img"] and saved["mean_img"].shape == (3, 8, 8)
+    serialization.save(mean_path, {"mean_img": saved["mean_img"] * 0 + 10})
+    it = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                         mean_img=mean_path, scale=0.5)
+    assert it.next().data[0].asnumpy()[1, :, 0, 0].tolist() == [15.0] * 3
+    with pytest.raises(ValueError, match=r"mean\.bin.*shape \(3, 8, 8\).*\(3, 4, 4\)"):
+        ImageRecordIter(path_imgrec=rec, data_shape=(3, 4, 4), batch_size=2,
+                        mean_img=mean_path)
+
+
+@requires_mxnet
+def test_mean_img_files_travel_both_ways(tmp_path):
+    imgs = _images(4, (8, 8, 3), seed=2)
+    rec, _ = _make_rec(tmp_path, imgs)
+    theirs, ours_path = str(tmp_path / "theirs.bin"), str(tmp_path / "ours.bin")
+    ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, mean_img=ours_path)
+    out = run_mxnet(f"""
+import mxnet as mx, json
+it = mx.io.ImageRecordIter(path_imgrec={rec!r}, data_shape=(3, 8, 8), batch_size=2,
+                           mean_img={theirs!r}, preprocess_threads=1)
+it2 = mx.io.ImageRecordIter(path_imgrec={rec!r}, data_shape=(3, 8, 8), batch_size=2,
+                            mean_img={ours_path!r}, preprocess_threads=1)
+print(json.dumps([it.next().data[0].asnumpy().tolist(), it2.next().data[0].asnumpy().tolist()]))
+""")
+    ref, ref2 = (numpy.asarray(a, "f") for a in json.loads(out))
+    mine = ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                           mean_img=theirs).next().data[0].asnumpy()
+    numpy.testing.assert_allclose(mine, ref, atol=1e-4)
+    numpy.testing.assert_allclose(ref2, ref, atol=1e-4)
