@@ -28,11 +28,15 @@ ndim 0 is a scalar.
 
 What we write: V2 arrays (what ``mx.nd.save`` and Gluon's ``save_parameters`` write),
 or V3 arrays for the whole file when asked (``np_shape=True``: what ``mx.npx.save``
-writes) or when any array is 0-d (V2 cannot hold a scalar); MXNet loads V3 files under
-``mx.npx.set_np()`` (or ``mx.util.np_shape(True)``) and V2 files outside it. Arrays are
+writes, and ``mx.nd.save`` under NumPy shape semantics) or when any array is 0-d (V2
+cannot hold a scalar); MXNet loads V3 files only under ``mx.npx.set_np()`` (or
+``mx.util.np_shape(True)``) and V2 files only outside it. We read both in any mode. Arrays are
 written with a cpu(0) context, and only in the dtypes MXNet 1.9 loads (:data:`WRITABLE`;
 every flag above is read). Sparse arrays in a file are read as dense (scattered into
 zeros). Unallocated arrays are refused.
+
+:func:`loads_array`/:func:`dumps_array` read and write one array record alone (MXNet's
+raw-bytes form, the ``{'handle': ...}`` state of a pickled NDArray).
 
 :func:`loads` raises :class:`FormatError` (the offset and what was expected);
 ``core.serialization`` adds the file's name. :func:`write` raises ``TypeError`` for a
@@ -60,7 +64,7 @@ import numpy
 from .dtypes import bfloat16
 
 __all__ = ["FormatError", "MAGIC_BYTES", "TYPE_FLAGS", "WRITABLE", "check_dtype", "dumps",
-           "is_mxnet", "loads", "write"]
+           "dumps_array", "is_mxnet", "loads", "loads_array", "write"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -330,6 +334,33 @@ but the data ends after 8 bytes
     return "list", [(str(i), a) for i, a in enumerate(arrays)]
 
 
+def loads_array(buf) -> numpy.ndarray:
+    """Parse one array record with nothing around it: what MXNet's
+    ``MXNDArraySaveRawBytes`` writes (an NDArray's pickled ``{'handle': bytes}`` state).
+
+    Args:
+        buf: the record's bytes.
+
+    Returns:
+        The array (dense; a NumPy array that owns its memory).
+
+    Raises:
+        FormatError: as :func:`loads`.
+
+    Example:
+        >>> import numpy
+        >>> from core import mxnet_format
+        >>> raw = mxnet_format.dumps_array(numpy.arange(3, dtype=numpy.int32))
+        >>> mxnet_format.loads_array(raw).tolist()
+        [0, 1, 2]
+    """
+    r = _Reader(buf)
+    arr = _read_array(r, "the array")
+    if r.pos != len(r.buf):
+        raise FormatError(r.pos, f"the end of the data, got {len(r.buf) - r.pos} more bytes")
+    return arr
+
+
 # --------------------------------------------------------------------------- writing
 
 def _shape_bytes(shape) -> bytes:
@@ -359,6 +390,35 @@ def check_dtype(name: str, arr: numpy.ndarray) -> int:
     return flag
 
 
+def _write_array(f, arr: numpy.ndarray, flag: int, magic: int) -> None:
+    f.write(struct.pack("<Ii", magic, 0))
+    f.write(_shape_bytes(arr.shape))
+    f.write(struct.pack("<iii", 1, 0, flag))
+    data = numpy.ascontiguousarray(arr).reshape(-1)
+    if data.dtype.byteorder == ">" or (data.dtype.byteorder == "=" and sys.byteorder == "big"):
+        data = data.byteswap()
+    f.write(data.view(numpy.uint8).data)
+
+
+def dumps_array(arr: numpy.ndarray, np_shape: bool = False) -> bytes:
+    """One array record with nothing around it (MXNet's ``MXNDArraySaveRawBytes``).
+
+    Args:
+        arr: the array.
+        np_shape: a V3 record (else V2, unless ``arr`` is 0-d).
+
+    Returns:
+        The record's bytes (:func:`loads_array` reads them).
+
+    Raises:
+        TypeError: for a dtype MXNet 1.9 cannot load (see :func:`check_dtype`).
+    """
+    flag = check_dtype("the array", arr)
+    buf = io.BytesIO()
+    _write_array(buf, arr, flag, V3_MAGIC if np_shape or arr.ndim == 0 else V2_MAGIC)
+    return buf.getvalue()
+
+
 def write(f, kind: str, entries, np_shape: bool = False) -> None:
     """Write arrays to the binary file object ``f`` in MXNet's format.
 
@@ -377,14 +437,7 @@ def write(f, kind: str, entries, np_shape: bool = False) -> None:
     magic = V3_MAGIC if np_shape or any(arr.ndim == 0 for _, arr in entries) else V2_MAGIC
     f.write(struct.pack("<QQQ", LIST_MAGIC, 0, len(entries)))
     for (_, arr), flag in zip(entries, flags):
-        f.write(struct.pack("<Ii", magic, 0))
-        f.write(_shape_bytes(arr.shape))
-        f.write(struct.pack("<iii", 1, 0, flag))
-        data = numpy.ascontiguousarray(arr).reshape(-1)
-        if data.dtype.byteorder == ">" or (data.dtype.byteorder == "=" and
-                                           sys.byteorder == "big"):
-            data = data.byteswap()
-        f.write(data.view(numpy.uint8).data)
+        _write_array(f, arr, flag, magic)
     names = [name.encode("utf-8") for name, _ in entries] if kind == "dict" else []
     f.write(struct.pack("<Q", len(names)))
     for raw in names:

@@ -206,7 +206,7 @@ def _format_of(fname, format) -> str:
     return key
 
 
-def save(fname: str, data, format: str | None = None, np_shape: bool = False) -> None:
+def save(fname: str, data, format: str | None = None, np_shape: bool | None = None) -> None:
     """Save an NDArray, a list of NDArrays or a dict of str to NDArray.
 
     The file is in MXNet's binary NDArray format (real MXNet 1.x's ``nd.load`` and
@@ -219,9 +219,10 @@ def save(fname: str, data, format: str | None = None, np_shape: bool = False) ->
         data: an NDArray, a list/tuple of NDArrays, or a dict mapping names to NDArrays
             (NumPy arrays are accepted too).
         format: ``'mxnet'``, ``'npz'`` or ``'hdf5'``; default from the name as above.
-        np_shape: MXNet's format only: write its NumPy-shape (V3) arrays, as
-            ``mx.npx.save`` does (real MXNet loads them under ``npx.set_np()``); by
-            default V2 arrays, as ``mx.nd.save`` writes, unless an array is 0-d.
+        np_shape: MXNet's format only: write its NumPy-shape (V3) arrays (real MXNet
+            loads them under ``npx.set_np()``) or, if False, V2 arrays (loaded outside
+            it; a 0-d array still makes the file V3). Default: as MXNet's ``nd.save``
+            does, V3 while NumPy shape semantics are on (``npx.set_np()``), else V2.
 
     Returns:
         None.
@@ -246,6 +247,10 @@ def save(fname: str, data, format: str | None = None, np_shape: bool = False) ->
     fmt = _format_of(fname, format)
     kind, entries = _entries(data)
     if fmt == "mxnet":
+        if np_shape is None:
+            from .np._mode import is_np_shape
+
+            np_shape = is_np_shape()
         for name, arr in entries:
             mxnet_format.check_dtype(name, arr)
         atomic_write(fname, lambda f: mxnet_format.write(f, kind, entries, np_shape))

@@ -102,6 +102,22 @@ def test_legacy_v1_array_and_gpu_context():
     assert out[1].context == cpu(0)  # saved on gpu(1): loads where we are told
 
 
+def test_raw_array_records():
+    # MXNet's test_load_saved_gpu_array_when_no_gpus_are_present: the pickled state
+    # ({'handle': ...}) of mx.nd.arange(1, ctx=mx.gpu()).
+    handle = (b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00"
+              b"\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+              b"\x00\x00\x00\x00")
+    arr = mxnet_format.loads_array(bytearray(handle))
+    assert arr.dtype == numpy.float32 and arr.tolist() == [0.0]
+    assert mxnet_format.dumps_array(arr) == handle.replace(b"\x02\x00", b"\x01\x00", 1)
+    s = mxnet_format.dumps_array(numpy.array(7, numpy.int64))
+    assert s[:4] == struct.pack("<I", mxnet_format.V3_MAGIC)
+    assert mxnet_format.loads_array(s).tolist() == 7
+    with pytest.raises(mxnet_format.FormatError, match="at byte 36: the end of the data"):
+        mxnet_format.loads_array(handle + b"x")
+
+
 def test_our_files_are_byte_for_byte_mxnets():
     for name in ("list.params", "dtypes.params", "np_shape.params", "gluon_net.params",
                  "gluon_net-0000.params", "module_net-0003.params"):
@@ -295,6 +311,20 @@ def test_v3_arrays_for_scalars_and_for_npx_save(tmp_path):
     with open(f, "rb") as fh:
         assert fh.read()[24:28] == v3
     assert npx.load(f)["a"].shape == (2, 3)
+    npx.set_np()  # mx.nd.save (and so save_parameters) writes V3 under NumPy semantics
+    try:
+        nd.save(f, [nd.ones((2,))])
+        with open(f, "rb") as fh:
+            assert fh.read()[24:28] == v3
+        serialization.save(f, [nd.ones((2,))], np_shape=False)
+        with open(f, "rb") as fh:
+            assert fh.read()[24:28] == v2
+    finally:
+        npx.reset_np()
+    nd.save(f, [nd.ones((2,))], np_shape=True)
+    with open(f, "rb") as fh:
+        assert fh.read()[24:28] == v3
+    assert nd.load(f)[0].shape == (2,)  # we read both versions in either mode
 
 
 @requires_mxnet
