@@ -58,13 +58,72 @@ class _Watch:
         self.names = [n for n in internals.list_outputs() if n not in var_names]
         self.inner = None
         self.forward = exe.forward
+        self.backward = exe.backward
+        self.is_train = False
 
         def forward(is_train=False, **kwargs):
             outs = self.forward(is_train=is_train, **kwargs)
+            self.is_train = is_train
             if monitor.activated:
                 self.record(is_train)
             return outs
+
+        def backward(out_grads=None, is_train=True):
+            self.backward(out_grads=out_grads, is_train=is_train)
+            if monitor.activated:
+                self.record_backward(out_grads)
         exe.forward = forward
+        exe.backward = backward
+
+    def record_backward(self, out_grads) -> None:
+        """MXNet's ``<node>_backward_output<i>``: each operator's input gradients."""
+        from . import autograd, nd
+        from .ops.dispatch import invoke
+        from .symbol.graph import Entry, resolve_attrs
+        mon, graph, exe = self.monitor, self.exe._graph, self.exe
+        values = {}
+        for k, v in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
+            c = nd.array(v.asnumpy(), ctx=v.context, dtype=v.dtype)
+            c.attach_grad()
+            values[k] = c
+        env, nodes = {}, []
+        with autograd.record(train_mode=self.is_train):
+            for n in graph.topo():
+                if n.is_variable:
+                    env[(n.id, 0)] = values[n.name]
+                    continue
+                if n.is_constant:
+                    env[(n.id, 0)] = n.value if isinstance(n.value, NDArray) else \
+                        NDArray(n.value, ctx=n.ctx or exe.ctx)
+                    continue
+                ins = [env[(e.node.id, e.index)] if isinstance(e, Entry) else e
+                       for e in n.inputs]
+                out = invoke(n.op, ins, resolve_attrs(n.attrs, self.is_train), n.ctx or exe.ctx)
+                for i, o in enumerate(out if isinstance(out, tuple) else (out,)):
+                    env[(n.id, i)] = o
+                nodes.append(n)
+        heads = [env[(e.node.id, e.index)] for e in graph.outputs]
+        if out_grads is None:
+            head_grads = [nd.ones(h.shape, ctx=h.context, dtype=h.dtype) for h in heads]
+        else:
+            head_grads = [out_grads] if isinstance(out_grads, NDArray) else list(out_grads)
+        keys = []
+        for n in nodes:
+            keys += [(e.node.id, e.index) for e in n.inputs if isinstance(e, Entry)]
+        keys = list(dict.fromkeys(keys))
+        try:
+            grads = dict(zip(keys, autograd.grad(heads, [env[k] for k in keys],
+                                                 head_grads=head_grads,
+                                                 train_mode=self.is_train)))
+        except Exception:  # noqa: BLE001 - statistics are best effort; training goes on
+            return
+        for n in nodes:
+            entries = [e for e in n.inputs if isinstance(e, Entry)]
+            for i, e in enumerate(entries):
+                name = f"{n.name}_backward_output" + ("" if len(entries) == 1 else str(i))
+                g = grads.get((e.node.id, e.index))
+                if g is not None and mon.re_prog.match(name):
+                    mon.queue.append((mon.step, name, mon.stat_func(g)))
 
     def record(self, is_train) -> None:
         from . import nd
@@ -148,7 +207,7 @@ class Monitor:
             text = ""
             for v in v_list:
                 if v.size == 1:
-                    text += str(v.asnumpy().reshape(()).item()) + "\t"
+                    text += str(v.asnumpy().reshape(-1)[0]) + "\t"
                 else:
                     text += str(v.asnumpy()) + "\t"
             res.append((n, k, text))

@@ -11,6 +11,7 @@ from core import io, nd, sym
 from core.module import Module
 from core.monitor import Monitor
 from tests.core.module._nets import data, mlp
+from tests.mxnet_ref import requires_mxnet, run_mxnet
 
 
 def test_monitor_records_on_its_interval():
@@ -55,3 +56,57 @@ def test_monitor_in_fit_with_custom_stat(caplog):
 def test_monitor_rejects_bad_interval():
     with pytest.raises(ValueError, match="interval"):
         Monitor(0)
+
+
+MXNET_MONITOR_SCRIPT = """
+from functools import reduce
+data = mx.nd.array([[0.05, .10]]); label = mx.nd.array([[.01, 0.99]])
+train_data = mx.io.NDArrayIter(data, label, batch_size=1)
+x = mx.symbol.Variable('data')
+x = mx.symbol.FullyConnected(name='fc_0', data=x, num_hidden=2)
+x = mx.symbol.Activation(name="act_0", data=x, act_type='sigmoid')
+x = mx.symbol.FullyConnected(name='fc_1', data=x, num_hidden=2)
+x = mx.symbol.Activation(name="act_1", data=x, act_type='sigmoid')
+x = mx.symbol.LinearRegressionOutput(data=x, name='softmax', grad_scale=2)
+def mean_abs(x):
+    return mx.nd.sum(mx.nd.abs(x)) / reduce(lambda a, b: a * b, x.shape)
+mon = mx.mon.Monitor(1, stat_func=mean_abs, pattern='.*', sort=True)
+mod = mx.mod.Module(x, context=[mx.cpu()])
+mod.bind(train_data.provide_data, label_shapes=train_data.provide_label, for_training=True)
+mod.install_monitor(mon)
+mod.init_params(arg_params={'fc_0_weight': mx.nd.array([[.15, .20], [.25, .30]]),
+                            'fc_0_bias': mx.nd.array([.35, .35]),
+                            'fc_1_weight': mx.nd.array([[.40, .45], [.50, .55]]),
+                            'fc_1_bias': mx.nd.array([.60, .60])})
+mon.tic()
+mod.forward_backward(next(iter(train_data)))
+res = [(n, k, float(v.split()[0])) for n, k, v in mon.toc()]
+"""
+
+
+@requires_mxnet
+def test_forward_and_backward_entries_match_real_mxnet():
+    import json
+
+    from gluon.compat import mxnet as alias
+    ref = json.loads(run_mxnet("import mxnet as mx, json\n" + MXNET_MONITOR_SCRIPT
+                               + "print(json.dumps(res))"))
+    was_installed = alias.is_installed()
+    if not was_installed:
+        alias.install(force=True)
+    try:
+        import mxnet as mx
+        scope = {"mx": mx}
+        exec(MXNET_MONITOR_SCRIPT, scope)  # noqa: S102 - our own test script
+        ours = scope["res"]
+    finally:
+        if not was_installed:
+            alias.uninstall()
+    assert [k for _, k, _ in ours] == [k for _, k, _ in ref]
+    assert len(ours) == 21
+    # gradients MXNet does not need (of data and label) hold whatever its buffer held
+    skip = {"fc_0_backward_output0", "softmax_backward_output1"}
+    for (n, k, v), (rn, rk, rv) in zip(ours, ref):
+        assert n == rn
+        if k not in skip:
+            assert v == pytest.approx(rv, rel=1e-5), k
