@@ -138,8 +138,13 @@ def test_nd_save_round_trip_and_load_frombuffer(tmp_path):
     serialization.save(f, {"z": nd.ones((2,))}, format="npz")
     with open(f, "rb") as fh:
         assert nd.load_frombuffer(memoryview(fh.read()))["z"].shape == (2,)
+    serialization.save(f, {"h": nd.ones((2,), dtype="bfloat16")}, format="hdf5")
+    with open(f, "rb") as fh:
+        assert nd.load_frombuffer(fh.read())["h"].dtype == bfloat16
     with pytest.raises(TypeError, match="load_frombuffer: buf must be bytes, got int"):
         nd.load_frombuffer(3)
+    with pytest.raises(SerializationError, match="<buffer>.*got first bytes none"):
+        nd.load_frombuffer(b"")
     nd.save(f, [])
     assert nd.load(f) == {}
 
