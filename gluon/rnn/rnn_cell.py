@@ -111,6 +111,14 @@ def _symbol_zeros(ref, batch_axis: int):
     return zeros
 
 
+def _step_names(cell, F):
+    """``nm("out")`` -> ``{"name": "t<step>_out"}`` on Symbols (MXNet's node names in a
+    cell's step, under the cell's prefix: ``rnn_t0_out``), ``{}`` on NDArrays."""
+    if F is nd:
+        return lambda s: {}
+    return lambda s: {"name": f"t{cell._counter}_{s}"}
+
+
 def _check_layout(layout: str) -> None:
     if not isinstance(layout, str) or "T" not in layout or "N" not in layout:
         raise ValueError(f"unroll: layout must name the time (T) and batch (N) axes, such as "
@@ -302,6 +310,7 @@ class RecurrentCell(Block):
             return F.Activation(inputs, act_type=activation, **kwargs)
         if type(activation).__name__ == "LeakyReLU" and hasattr(activation, "_alpha"):
             return F.LeakyReLU(inputs, act_type="leaky", slope=activation._alpha, **kwargs)
+        kwargs.pop("name", None)  # a block or function names its own nodes
         return activation(inputs, **kwargs)
 
     def forward(self, inputs, states):
@@ -364,8 +373,11 @@ class _GatedCell(HybridRecurrentCell):
 
     def _projections(self, F, inputs, h, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         n = self._gates * self._hidden_size
-        i2h = F.FullyConnected(data=inputs, weight=i2h_weight, bias=i2h_bias, num_hidden=n)
-        h2h = F.FullyConnected(data=h, weight=h2h_weight, bias=h2h_bias, num_hidden=n)
+        nm = _step_names(self, F)
+        i2h = F.FullyConnected(data=inputs, weight=i2h_weight, bias=i2h_bias, num_hidden=n,
+                               **nm("i2h"))
+        h2h = F.FullyConnected(data=h, weight=h2h_weight, bias=h2h_bias, num_hidden=n,
+                               **nm("h2h"))
         return i2h, h2h
 
 
@@ -419,7 +431,9 @@ class RNNCell(_GatedCell):
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
                                      h2h_bias)
-        output = self._get_activation(F, F.elemwise_add(i2h, h2h), self._activation)
+        nm = _step_names(self, F)
+        output = self._get_activation(F, F.elemwise_add(i2h, h2h, **nm("plus0")),
+                                      self._activation, **nm("out"))
         return output, [output]
 
 
@@ -475,15 +489,20 @@ class LSTMCell(_GatedCell):
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
                                      h2h_bias)
-        gates = F.SliceChannel(F.elemwise_add(i2h, h2h), num_outputs=4)
+        nm = _step_names(self, F)
+        gates = F.SliceChannel(F.elemwise_add(i2h, h2h, **nm("plus0")), num_outputs=4,
+                               **nm("slice"))
         act, rec = self._activation, self._recurrent_activation
-        in_gate = self._get_activation(F, gates[0], rec)
-        forget_gate = self._get_activation(F, gates[1], rec)
-        in_transform = self._get_activation(F, gates[2], act)
-        out_gate = self._get_activation(F, gates[3], rec)
-        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1]),
-                                F.elemwise_mul(in_gate, in_transform))
-        next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, act))
+        in_gate = self._get_activation(F, gates[0], rec, **nm("i"))
+        forget_gate = self._get_activation(F, gates[1], rec, **nm("f"))
+        in_transform = self._get_activation(F, gates[2], act, **nm("c"))
+        out_gate = self._get_activation(F, gates[3], rec, **nm("o"))
+        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1], **nm("mul0")),
+                                F.elemwise_mul(in_gate, in_transform, **nm("mul1")),
+                                **nm("state"))
+        next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, act,
+                                                               **nm("activation0")),
+                                **nm("out"))
         return next_h, [next_h, next_c]
 
 
@@ -533,15 +552,22 @@ class GRUCell(_GatedCell):
         prev_h = states[0]
         i2h, h2h = self._projections(F, inputs, prev_h, i2h_weight, h2h_weight, i2h_bias,
                                      h2h_bias)
-        i2h_r, i2h_z, i2h_n = F.SliceChannel(i2h, num_outputs=3)
-        h2h_r, h2h_z, h2h_n = F.SliceChannel(h2h, num_outputs=3)
-        reset_gate = F.Activation(F.elemwise_add(i2h_r, h2h_r), act_type="sigmoid")
-        update_gate = F.Activation(F.elemwise_add(i2h_z, h2h_z), act_type="sigmoid")
-        new_h = F.Activation(F.elemwise_add(i2h_n, F.elemwise_mul(reset_gate, h2h_n)),
-                             act_type="tanh")
+        nm = _step_names(self, F)
+        i2h_r, i2h_z, i2h_n = F.SliceChannel(i2h, num_outputs=3, **nm("i2h_slice"))
+        h2h_r, h2h_z, h2h_n = F.SliceChannel(h2h, num_outputs=3, **nm("h2h_slice"))
+        reset_gate = F.Activation(F.elemwise_add(i2h_r, h2h_r, **nm("plus0")),
+                                  act_type="sigmoid", **nm("r_act"))
+        update_gate = F.Activation(F.elemwise_add(i2h_z, h2h_z, **nm("plus1")),
+                                   act_type="sigmoid", **nm("z_act"))
+        new_h = F.Activation(F.elemwise_add(i2h_n, F.elemwise_mul(reset_gate, h2h_n,
+                                                                  **nm("mul0")),
+                                            **nm("plus2")),
+                             act_type="tanh", **nm("h_act"))
+        ones = F.ones_like(update_gate, **nm("ones_like0"))
         next_h = F.elemwise_add(
-            F.elemwise_mul(F.elemwise_sub(F.ones_like(update_gate), update_gate), new_h),
-            F.elemwise_mul(update_gate, prev_h))
+            F.elemwise_mul(F.elemwise_sub(ones, update_gate, **nm("minus0")), new_h,
+                           **nm("mul1")),
+            F.elemwise_mul(update_gate, prev_h, **nm("mul20")), **nm("out"))
         return next_h, [next_h]
 
 
@@ -846,7 +872,8 @@ class ResidualCell(ModifierCell):
 
     def hybrid_forward(self, F, inputs, states):
         output, states = self.base_cell(inputs, states)
-        return F.elemwise_add(output, inputs), states
+        name = {} if F is nd else {"name": f"t{self._counter}_fwd"}
+        return F.elemwise_add(output, inputs, **name), states
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
@@ -938,10 +965,12 @@ class BidirectionalCell(HybridRecurrentCell):
         if merge_outputs:
             if not _is_tensor(reversed_r_outputs):
                 reversed_r_outputs = F.stack(*reversed_r_outputs, axis=axis)
-            outputs = F.concat(l_outputs, reversed_r_outputs, dim=2)
+            outputs = F.concat(l_outputs, reversed_r_outputs, dim=2,
+                               **({} if F is nd else {"name": f"{self._output_prefix}out"}))
         else:
-            outputs = [F.concat(l_o, r_o, dim=1)
-                       for l_o, r_o in zip(l_outputs, reversed_r_outputs)]
+            outputs = [F.concat(l_o, r_o, dim=1,
+                                **({} if F is nd else {"name": f"{self._output_prefix}t{i}"}))
+                       for i, (l_o, r_o) in enumerate(zip(l_outputs, reversed_r_outputs))]
         if valid_length is not None:
             outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis,
                                                      merge_outputs)

@@ -244,3 +244,17 @@ def test_unroll_symbol_steps_given_states_and_valid_length():
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="grouped Symbol"):
         gru.unroll(2, sym.Group([sym.var("a"), sym.var("b")]))
+
+
+def test_unrolled_cells_name_their_nodes_as_mxnet():
+    steps = [sym.var(f"t{i}_data") for i in range(3)]
+    for cell in (rnn.RNNCell(5, prefix="rnn_"), rnn.LSTMCell(5, prefix="rnn_"),
+                 rnn.GRUCell(5, prefix="rnn_")):
+        outputs, _ = cell.unroll(3, steps)
+        assert sym.Group(outputs).list_outputs() == [f"rnn_t{i}_out_output" for i in range(3)]
+    bi = rnn.BidirectionalCell(rnn.LSTMCell(4, prefix="l0_"), rnn.LSTMCell(4, prefix="r0_"),
+                               output_prefix="bi_")
+    outputs, _ = bi.unroll(3, steps)
+    assert sym.Group(outputs).list_outputs() == ["bi_t0_output", "bi_t1_output", "bi_t2_output"]
+    merged, _ = bi.unroll(3, steps, merge_outputs=True)
+    assert merged.list_outputs() == ["bi_out_output"]
