@@ -222,4 +222,10 @@ def _parse_shape(text):
 
 
 def _dtype_name(d):
-    return d if isinstance(d, str) else str(d)
+    """A variable's ``__dtype__``: a name, or MXNet's numeric code (``"0"``: float32)."""
+    from core.symbol.json_mxnet import MX_DTYPE_NAMES
+
+    text = d if isinstance(d, str) else str(d)
+    if text.strip().isdigit():
+        return MX_DTYPE_NAMES.get(int(text), "float32")
+    return text

@@ -516,6 +516,11 @@ class _Loader:
         have = len(entries) + len(literals)
         extra = [Entry(Node(None, f"{name}_{arg}", user_attrs=dict(user)), 0)
                  for arg in op.inputs[have:] if not arg.endswith("?")]
+        if op.name == "BatchNorm":  # its moving statistics' initializers (MXNet 0.9.4)
+            for e, pos in zip(extra, range(have, len(op.inputs))):
+                init = {3: '["zero", {}]', 4: '["one", {}]'}.get(pos)
+                if init:
+                    e.node.user_attrs.setdefault("__init__", init)
         return entries + extra
 
     def value(self, op, key, text, default, fail, mine):
