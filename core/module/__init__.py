@@ -4,6 +4,8 @@
 - :class:`BucketingModule`: one Module per bucket key (e.g. sequence length), all
   sharing one set of parameters;
 - :class:`SequentialModule`: modules chained, each one's outputs the next one's data;
+- :class:`PythonModule`, :class:`PythonLossModule`: modules written in Python (a loss
+  with a Python gradient at the end of a ``SequentialModule``);
 - :class:`BaseModule`: the shared ``fit``/``score``/``predict`` loops.
 
 Example:
@@ -23,6 +25,8 @@ Example:
 from .base_module import BaseModule
 from .bucketing_module import BucketingModule
 from .module import Module
+from .python_module import PythonLossModule, PythonModule
 from .sequential_module import SequentialModule
 
-__all__ = ["BaseModule", "BucketingModule", "Module", "SequentialModule"]
+__all__ = ["BaseModule", "BucketingModule", "Module", "PythonLossModule", "PythonModule",
+           "SequentialModule"]

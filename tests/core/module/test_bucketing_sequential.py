@@ -140,3 +140,28 @@ def test_sequential_errors():
     seq.bind([("data", (2, 4))], None)
     with pytest.raises(ValueError, match="duplicated parameter name 'a_weight'"):
         seq.init_params()
+
+
+def test_python_loss_module_trains_like_softmax_output():
+    from core.module import PythonLossModule
+
+    def softmax_grad(scores, labels):
+        p = nd.softmax(scores).asnumpy()
+        p[np.arange(len(p)), labels.asnumpy().astype(int)] -= 1
+        return p
+
+    x, y = data()
+    it = io.NDArrayIter(x, y, batch_size=10)
+    fc = sym.FullyConnected(sym.var("data"), num_hidden=3, name="fc")
+    params = as_nd(init_params({"fc_weight": (3, 6), "fc_bias": (3,)}))
+    opt = {"learning_rate": 0.5}
+    whole = Module(sym.SoftmaxOutput(fc, name="softmax"))
+    whole.fit(it, num_epoch=2, arg_params=params, optimizer_params=opt)
+    seq = SequentialModule().add(Module(fc, label_names=None)).add(
+        PythonLossModule(grad_func=softmax_grad), take_labels=True, auto_wiring=True)
+    seq.fit(it, num_epoch=2, arg_params=params, optimizer_params=opt)
+    for k, v in whole.get_params()[0].items():
+        np.testing.assert_allclose(seq.get_params()[0][k].asnumpy(), v.asnumpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=k)
+    with pytest.raises(ValueError, match="do not match data_names"):
+        PythonLossModule().bind([("x", (2, 3))])
