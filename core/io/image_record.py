@@ -10,8 +10,9 @@ come from the record headers (``label_width`` of them) or from ``path_imglist``.
 
 Where ours differs from MXNet 1.9.1's C++ iterator:
 
-- decoding is Pillow's and resizing follows OpenCV's formulas in NumPy, so pixels can
-  differ from MXNet's by a few levels for JPEG files (PNG decodes identically);
+- decoding is Pillow's (libjpeg-turbo and libpng, as MXNet's OpenCV; PNG and, in the
+  tests, JPEG decode identically) and resizing follows OpenCV's formulas in NumPy
+  (within one level of OpenCV's fixed-point results);
 - the random numbers are NumPy's (seeded by ``seed``/``seed_aug``), not MXNet's; a
   seed gives the same batches whatever ``preprocess_threads`` is;
 - ``shuffle`` reorders all records of the part each epoch (MXNet without an ``.idx``

@@ -168,5 +168,7 @@ print(json.dumps(it.next().data[0].asnumpy().tolist()))
     ours = ImageRecordIter(path_imgrec=prefix + ".rec", data_shape=(3, 24, 32),
                            batch_size=1).next().data[0].asnumpy()
     ref = numpy.asarray(json.loads(out), "f")
-    assert numpy.abs(ours - ref).max() <= 3  # two JPEG decoders' rounding
+    # Pillow and MXNet both decode with libjpeg-turbo: identical here (0 levels apart);
+    # one level allows for other builds of it.
+    assert numpy.abs(ours - ref).max() <= 1
     assert numpy.abs(ours[0].transpose(1, 2, 0) - img).mean() < 3  # and close to the source
