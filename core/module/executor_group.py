@@ -308,14 +308,35 @@ class DataParallelExecutorGroup:
                     part = part[(slice(None),) * axis + (sl,)] if axis >= 0 else part
                 copy_into(part, dst, f"Module.forward: {what}")
 
+    def _load_presliced(self, batches) -> None:
+        if len(batches) != len(self.execs):
+            raise ValueError(f"Module.forward: got {len(batches)} pre-sliced batches for "
+                             f"{len(self.execs)} contexts")
+        for k, b in enumerate(batches):
+            for j, dsts in enumerate(self.data_arrays):
+                copy_into(b.data[j], dsts[k][1], f"Module.forward: data {self.data_names[j]!r}")
+            if self.label_arrays is not None and b.label:
+                for j, dsts in enumerate(self.label_arrays):
+                    copy_into(b.label[j], dsts[k][1],
+                              f"Module.forward: label {self.label_names[j]!r}")
+
     def forward(self, data_batch, is_train=None) -> None:
-        """Load the batch's slices into the executors and run their forward passes."""
+        """Load the batch's slices into the executors and run their forward passes.
+
+        ``data_batch`` is a ``DataBatch`` (split over the contexts), or a list of them,
+        one per context, already sliced (MXNet's pre-sliced form).
+        """
+        if is_train is None:
+            is_train = self.for_training
+        if isinstance(data_batch, (list, tuple)):
+            self._load_presliced(data_batch)
+            for e in self.execs:
+                e.forward(is_train=is_train)
+            return
         if len(data_batch.data) != len(self.data_arrays):
             raise ValueError(f"Module.forward: the batch has {len(data_batch.data)} data "
                              f"arrays, the module was bound with {self.data_names}")
         self._load(data_batch.data, self.data_arrays, self.data_layouts, "data")
-        if is_train is None:
-            is_train = self.for_training
         if self.label_arrays is not None and data_batch.label:
             self._load(data_batch.label, self.label_arrays, self.label_layouts, "label")
         for e in self.execs:

@@ -463,6 +463,16 @@ class Module(BaseModule):
         """
         self._need("forward", params=True)
         curr = tuple(tuple(d.shape) for d in self._data_shapes)
+        if isinstance(data_batch, (list, tuple)):  # pre-sliced, one batch per context
+            if not data_batch:
+                raise ValueError("Module.forward: empty list of batches")
+            new = tuple((len(data_batch) * b.shape[0],) + tuple(b.shape[1:])
+                        for b in data_batch[0].data)
+            if curr != new:
+                raise ValueError(f"Module.forward: pre-sliced batches make shapes {new}, the "
+                                 f"module is bound to {curr}")
+            self._exec_group.forward(data_batch, is_train)
+            return
         new = tuple(tuple(d.shape) for d in data_batch.data)
         if curr != new:
             provided = getattr(data_batch, "provide_data", None)

@@ -271,3 +271,22 @@ def test_network_without_parameters_updates_as_a_no_op():
     m.forward_backward(io.DataBatch([nd.ones((10, 10))]))
     m.update()
     assert m.get_outputs()[0].shape == (10, 10)
+
+
+def test_pre_sliced_batches_one_per_context():
+    x, y = data()
+    ctxs = [context.cpu(0), context.cpu(1)]
+    m, it = _bound(ctx=ctxs)
+    _start(m)
+    batch = next(it)
+    m.forward(batch, is_train=False)
+    whole = m.get_outputs()[0].asnumpy()
+    halves = [io.DataBatch([nd.array(x[:5])], [nd.array(y[:5])]),
+              io.DataBatch([nd.array(x[5:10])], [nd.array(y[5:10])])]
+    m.forward(halves, is_train=False)
+    np.testing.assert_allclose(m.get_outputs()[0].asnumpy(), whole, rtol=1e-6)
+    acc = metric.Accuracy()
+    m.update_metric(acc, [b.label for b in halves], pre_sliced=True)
+    assert acc.num_inst == 10
+    with pytest.raises(ValueError, match="3 pre-sliced batches for 2 contexts"):
+        m._exec_group.forward(halves + halves[:1])
