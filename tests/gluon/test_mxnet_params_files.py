@@ -52,8 +52,6 @@ def test_mxnet_export_params_hold_the_same_values():
                                   atol=1e-5)
 
 
-@pytest.mark.xfail(strict=False, reason="SymbolBlock.imports of MXNet's -symbol.json is the "
-                                        "Symbol-JSON part of issue 16 (another part)")
 def test_symbolblock_imports_mxnet_export():
     io = nd.load(fixture("gluon_net_io.params"))
     net = SymbolBlock.imports(fixture("gluon_net-symbol.json"), ["data"],
