@@ -683,27 +683,32 @@ class ImageRecordUInt8Iter(ImageRecordIter):
 
 
 class ImageDetRecordIter(ImageRecordIter):
-    """Object-detection batches from a RecordIO file (a subset of MXNet's
-    ``mx.io.ImageDetRecordIter``).
+    """Object-detection batches from a RecordIO file (MXNet's ``mx.io.ImageDetRecordIter``,
+    without its random crop/expand/colour augmenter).
 
     A record's label array is MXNet's detection layout: ``[header_width, object_width,
-    <header_width - 2 extra values>, obj0..., obj1..., ...]`` with boxes as
+    <header_width - 2 extra values>, obj0..., obj1..., ...]`` with objects as
     ``[class, xmin, ymin, xmax, ymax, ...]`` in relative coordinates. Each image is
-    resized to ``data_shape`` (boxes stay valid in relative coordinates), mirrored
-    with ``rand_mirror`` (boxes flipped), normalized, and the labels of a batch are
-    padded with ``-1`` to ``(batch, max objects, object_width)`` (at least
-    ``label_pad_width`` values per image when given). The random crop/pad and colour
-    augmentations of MXNet's detection augmenter are not implemented.
+    resized to ``data_shape`` (relative boxes stay valid), mirrored with ``rand_mirror``
+    / ``mirror`` (boxes flipped too) and normalized. The label batch is MXNet's:
+    ``(batch, 4 + L)``, each row ``[C, H, W, n, <the n label values>, pad...]`` with
+    ``L`` = ``label_pad_width`` or else the longest label in the file, padded with
+    ``label_pad_value``.
 
     Args:
         path_imgrec: the ``.rec`` file.
         data_shape: ``(channels, height, width)``.
         batch_size: images per batch.
-        label_pad_width: the padded label length per image (0: the longest in the file).
-        label_pad_value: the value padding labels (default -1).
+        label_pad_width: the padded label length ``L`` (0: the longest label).
+        label_pad_value: the padding value (default -1).
         **kwargs: as :class:`ImageRecordIter` (``path_imgidx``, ``shuffle``, ``seed``,
-            ``round_batch``, ``num_parts``, ``part_index``, ``rand_mirror``,
+            ``round_batch``, ``num_parts``, ``part_index``, ``rand_mirror``, ``mirror``,
             ``mean_r/g/b``, ``std_r/g/b``, ``scale``, ``inter_method``, ...).
+
+    Raises:
+        NotImplementedError: an augmentation argument other than ``inter_method``.
+        ValueError: a record's label is not in the detection layout, or longer than
+            ``label_pad_width``.
 
     Example:
         >>> from core.io import ImageDetRecordIter
@@ -722,40 +727,28 @@ class ImageDetRecordIter(ImageRecordIter):
             kwargs.pop(k, None)
         self._pad_width = int(label_pad_width)
         self._pad_value = float(label_pad_value)
-        self._obj_width = None
         super().__init__(path_imgrec, data_shape, batch_size, label_width=1, **kwargs)
-        self.provide_label = [DataDesc(self.provide_label[0].name,
-                                       (self.batch_size,) + self._label_shape(), numpy.float32)]
-
-    def _label_shape(self) -> tuple:
-        width, longest = None, 0
+        longest = 0
         for offset in self._offsets:
             header, _ = recordio.unpack(self._rec._read_at(offset))
-            obj, raw = self._objects(header, offset)
-            width = width or obj
-            if obj != width:
-                raise ValueError(f"ImageDetRecordIter: {self.path_imgrec!r} record at byte "
-                                 f"offset {offset} has object width {obj}, earlier ones "
-                                 f"{width}")
-            longest = max(longest, len(raw) // obj)
-        self._obj_width = width
-        rows = max(longest, -(-self._pad_width // width)) if self._pad_width else longest
-        self._rows = rows
-        return (rows, width)
+            longest = max(longest, self._check_label(header, offset).size)
+        if self._pad_width and self._pad_width < longest:
+            raise ValueError(f"ImageDetRecordIter: {path_imgrec!r} holds a label of {longest} "
+                             f"values, more than label_pad_width={self._pad_width}")
+        self._label_len = self._pad_width or longest
+        self.provide_label = [DataDesc(self.provide_label[0].name,
+                                       (self.batch_size, 4 + self._label_len), numpy.float32)]
 
-    def _objects(self, header, offset):
+    def _check_label(self, header, offset) -> numpy.ndarray:
         label = numpy.atleast_1d(numpy.asarray(header.label, numpy.float32))
+        where = f"ImageDetRecordIter: {self.path_imgrec!r} record at byte offset {offset}"
         if label.size < 2 or int(label[0]) < 2 or int(label[1]) < 1:
-            raise ValueError(f"ImageDetRecordIter: {self.path_imgrec!r} record at byte offset "
-                             f"{offset}: expected a detection label [header_width, "
+            raise ValueError(f"{where}: expected a detection label [header_width, "
                              f"object_width, ...], got {label.tolist()}")
-        hw, ow = int(label[0]), int(label[1])
-        raw = label[hw:]
-        if raw.size % ow:
-            raise ValueError(f"ImageDetRecordIter: {self.path_imgrec!r} record at byte offset "
-                             f"{offset}: {raw.size} object values are not a multiple of "
-                             f"the object width {ow}")
-        return ow, raw
+        if (label.size - int(label[0])) % int(label[1]):
+            raise ValueError(f"{where}: {label.size - int(label[0])} object values are not a "
+                             f"multiple of the object width {int(label[1])}")
+        return label
 
     def _label(self, header, where: str) -> numpy.ndarray:
         return numpy.asarray(header.label, numpy.float32)
@@ -765,16 +758,18 @@ class ImageDetRecordIter(ImageRecordIter):
         offset = self._offsets[idx]
         where = f"ImageDetRecordIter: {self.path_imgrec!r} record {idx} (byte offset {offset})"
         header, buf = recordio.unpack(self._rec._read_at(offset))
-        ow, raw = self._objects(header, offset)
-        boxes = raw.reshape(-1, ow).copy()
+        label = self._check_label(header, offset).copy()
         rng = self._rng(idx, row)
         img = self._decode(buf, where)
-        _, h, w = self.data_shape
+        c, h, w = self.data_shape
         img = _resize(img, w, h, _interp(self._p.inter_method, img.shape[1::-1], (w, h), rng))
         if self._mirrored(rng):
             img = img[:, ::-1]
-            boxes[:, [1, 3]] = 1.0 - boxes[:, [3, 1]]
-        img = self._finish(img, rng)
-        label = numpy.full((self._rows, ow), self._pad_value, numpy.float32)
-        label[:len(boxes)] = boxes
-        return img, label, header.id
+            hw, ow = int(label[0]), int(label[1])
+            if ow >= 5:
+                boxes = label[hw:].reshape(-1, ow)
+                boxes[:, [1, 3]] = 1.0 - boxes[:, [3, 1]]
+        out = numpy.full(4 + self._label_len, self._pad_value, numpy.float32)
+        out[:4] = (c, h, w, label.size)
+        out[4:4 + label.size] = label
+        return self._finish(img, rng), out, header.id

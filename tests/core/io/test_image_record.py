@@ -169,12 +169,42 @@ def test_detection_labels_padded_and_mirrored(tmp_path):
     labels = [[2, 5, 0, 0.1, 0.2, 0.5, 0.6], [2, 5, 1, 0.0, 0.0, 0.4, 0.4, 2, 0.5, 0.5, 1, 1]]
     rec, _ = _make_rec(tmp_path, _images(2), labels=labels)
     it = ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, mirror=True)
-    assert it.provide_label[0].shape == (2, 2, 5)
+    assert it.provide_label[0].shape == (2, 16)
     b = it.next()
     lab = b.label[0].asnumpy()
-    numpy.testing.assert_allclose(lab[0], [[0, 0.5, 0.2, 0.9, 0.6], [-1] * 5], atol=1e-6)
-    numpy.testing.assert_allclose(lab[1, 1], [2, 0, 0.5, 0.5, 1], atol=1e-6)
+    numpy.testing.assert_allclose(lab[0], [3, 8, 8, 7, 2, 5, 0, 0.5, 0.2, 0.9, 0.6] + [-1] * 5,
+                                  atol=1e-6)
+    numpy.testing.assert_allclose(lab[1, 11:], [2, 0, 0.5, 0.5, 1], atol=1e-6)
     assert b.data[0].shape == (2, 3, 8, 8)
+    with pytest.raises(ValueError, match="more than label_pad_width=8"):
+        ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                           label_pad_width=8)
+
+
+@requires_mxnet
+def test_detection_batches_match_real_mxnet(tmp_path):
+    labels = [[2, 5, 0, 0.1, 0.2, 0.5, 0.6], [2, 5, 1, 0.0, 0.0, 0.4, 0.4, 2, 0.5, 0.5, 1, 1],
+              [3, 5, 9, 1, 0.2, 0.2, 0.3, 0.3]]
+    rec, _ = _make_rec(tmp_path, _images(3, (8, 8, 3)), labels=labels)
+    out = run_mxnet(f"""
+import mxnet as mx, json
+res = []
+for kw in ({{}}, {{'label_pad_width': 20, 'mean_r': 10, 'std_g': 2}}):
+    it = mx.io.ImageDetRecordIter(path_imgrec={rec!r}, data_shape=(3, 8, 8), batch_size=2,
+                                  preprocess_threads=1, **kw)
+    b = it.next()
+    res.append([list(it.provide_label[0].shape), b.data[0].asnumpy().tolist(),
+                b.label[0].asnumpy().tolist()])
+print(json.dumps(res))
+""")
+    for kw, (shape, data, label) in zip(({}, {"label_pad_width": 20, "mean_r": 10, "std_g": 2}),
+                                         json.loads(out)):
+        it = ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, **kw)
+        b = it.next()
+        assert list(it.provide_label[0].shape) == shape
+        numpy.testing.assert_allclose(b.data[0].asnumpy(), numpy.asarray(data, "f"), atol=1e-4)
+        numpy.testing.assert_allclose(b.label[0].asnumpy(), numpy.asarray(label, "f"),
+                                      atol=1e-6)
 
 
 @requires_mxnet
