@@ -72,6 +72,16 @@ def test_module_checkpoint_params_predict_as_in_mxnet():
     numpy.testing.assert_allclose(y.asnumpy(), io["out"].asnumpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_module_checkpoint_loads_with_load_checkpoint():
+    from core import cpu, model
+
+    sym, args, aux = model.load_checkpoint(fixture("module_net"), 3)
+    assert sorted(args) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"] and aux == {}
+    io = nd.load(fixture("module_net_io.params"))
+    out = sym.bind(cpu(), dict(args, data=io["data"])).forward()[0]
+    numpy.testing.assert_allclose(out.asnumpy(), io["out"].asnumpy(), rtol=1e-5, atol=1e-5)
+
+
 _MXNET_NET = """
 import json
 import numpy as np
