@@ -8,9 +8,10 @@ this repository; at run time this script:
 1. copies the source folder (``--src``; default ``$KBACKEND_MXNET_TESTS`` or
    ``/work/mxnet_src/tests/python/unittest``) into a temporary folder (``--workdir``;
    removed at the end unless ``--keep``) as ``<work>/unittest``;
-2. provides what those files import besides ``mxnet``: ``../common/models.py`` (from
-   ``<src>/../common`` when it exists, else from an MXNet git checkout, ``--mxnet-repo``
-   at tag ``1.9.1``, else a stub that says it is missing) and a small ``nose`` stand-in
+2. provides what those files import besides ``mxnet``: ``../common/models.py`` and
+   ``../train/test_bucketing.py`` (from ``<src>/../common`` and ``<src>/../train`` when
+   they exist, else from an MXNet git checkout, ``--mxnet-repo``, at tag ``1.9.1``; a
+   missing ``models.py`` becomes a stub that says it is missing) and a small ``nose`` stand-in
    (MXNet 1.x's tests use ``nose.tools``; nose itself does not run on Python 3.10+);
 3. runs each test file in its own ``pytest`` subprocess with a plugin (``-p``) that
    installs the alias (``gluon.compat.mxnet.install(force=True)``) before the file is
@@ -40,11 +41,13 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
@@ -63,6 +66,8 @@ DONE_ENV = "KBACKEND_MXNET_SUITE_DONE"
 PLUGIN = "kbackend_mxnet_suite_plugin"
 CRASH_MESSAGE = "the pytest process died or was killed (hang) during this test"
 OUTCOMES = ("passed", "failed", "errors", "skipped")
+#: Folders beside MXNet's unittest folder that its test files import from.
+SIBLINGS = ("common", "train")
 
 #: The files issue 16 names (gluon, ndarray, symbol, autograd, optimizer, loss, rnn,
 #: kvstore, engine, module, io, recordio, init, metric, random, test_utils).
@@ -463,19 +468,17 @@ def prepare_workdir(src: Path, work: Path, mxnet_repo: str | None) -> Path:
     """
     dest = work / "unittest"
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for sibling in SIBLINGS:  # test files put ../common and ../train on sys.path
+        target = work / sibling
+        if (src.parent / sibling).is_dir():
+            shutil.copytree(src.parent / sibling, target,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif mxnet_repo and os.path.isdir(mxnet_repo):
+            _extract_from_git(mxnet_repo, f"tests/python/{sibling}", target)
+        target.mkdir(exist_ok=True)
     common = work / "common"
-    common.mkdir()
-    if (src.parent / "common").is_dir():
-        shutil.copytree(src.parent / "common", common, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     if not (common / "models.py").exists():
-        text = None
-        if mxnet_repo and os.path.isdir(mxnet_repo):
-            out = subprocess.run(["git", "-C", mxnet_repo, "show",
-                                  f"{MXNET_TAG}:tests/python/common/models.py"],
-                                 capture_output=True, text=True)
-            text = out.stdout if out.returncode == 0 else None
-        (common / "models.py").write_text(text or MODELS_STUB, encoding="utf-8")
+        (common / "models.py").write_text(MODELS_STUB, encoding="utf-8")
     shim = work / "shim"
     (shim / "nose").mkdir(parents=True)
     (shim / "nose" / "__init__.py").write_text(NOSE_INIT, encoding="utf-8")
@@ -483,6 +486,29 @@ def prepare_workdir(src: Path, work: Path, mxnet_repo: str | None) -> Path:
     (shim / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
     (dest / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
     return dest
+
+
+def _extract_from_git(repo: str, path: str, target: Path) -> None:
+    """Extract folder ``path`` of ``repo`` at ``MXNET_TAG`` into ``target`` (nothing when
+    git or the path is missing)."""
+    try:
+        out = subprocess.run(["git", "-C", repo, "archive", "--format=tar", MXNET_TAG, path],
+                             capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if out.returncode != 0:
+        return
+    prefix = path.rstrip("/") + "/"
+    with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:
+        for member in tar.getmembers():
+            if not member.isfile() or not member.name.startswith(prefix):
+                continue
+            rel = Path(member.name[len(prefix):])
+            if rel.is_absolute() or ".." in rel.parts:
+                continue
+            dest = target / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(tar.extractfile(member).read())
 
 
 def resolve_files(src: Path, names: list[str] | None, all_files: bool) -> list[str]:

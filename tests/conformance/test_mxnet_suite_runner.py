@@ -23,6 +23,9 @@ import mxnet as mx
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../common/"))
 from nose.tools import make_decorator, assert_raises
 import models
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../train"))
+import helper_mod
+assert helper_mod.VALUE == 7 and models.mlp2() == 1
 
 
 def with_seed(seed=None):
@@ -105,6 +108,8 @@ def fake_src(tmp_path_factory):
     unit.mkdir(parents=True)
     (root / "tests" / "python" / "common").mkdir()
     (root / "tests" / "python" / "common" / "models.py").write_text("def mlp2():\n    return 1\n")
+    (root / "tests" / "python" / "train").mkdir()
+    (root / "tests" / "python" / "train" / "helper_mod.py").write_text("VALUE = 7\n")
     (unit / "common.py").write_text(COMMON)
     (unit / "test_good.py").write_text(GOOD)
     (unit / "test_broken.py").write_text(BROKEN)
@@ -184,6 +189,17 @@ def test_parse_log_cut_short():
     lines = [json.dumps({"event": "start", "nodeid": "t.py::a"}), '{"event": "rep']
     results, collect = rms.parse_log(lines)
     assert results["t.py::a"].outcome == "failed" and not collect
+
+
+def test_siblings_from_git_and_models_stub(tmp_path):
+    # no ../common beside the tests and no git checkout: models.py becomes a stub
+    src = tmp_path / "unittest"
+    src.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    rms.prepare_workdir(src, work, None)
+    assert "was not found" in (work / "common" / "models.py").read_text()
+    assert (work / "train").is_dir() and (work / "shim" / "nose" / "tools.py").exists()
 
 
 def test_resolve_files_and_count(tmp_path):
