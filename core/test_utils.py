@@ -1795,11 +1795,20 @@ def setenv(name: str, value) -> None:
 
 def __getattr__(name: str):
     # Made on first use, so that core.io, core.symbol and scipy load only then: DummyIter
-    # subclasses mx.io.DataIter; ``ss`` is scipy.stats (None without scipy), as in MXNet.
+    # subclasses mx.io.DataIter; ``ss`` is scipy.stats (None without scipy), as in MXNet;
+    # ``mx`` is whatever ``mxnet`` is imported (the alias), looked up each time.
     if name == "DummyIter":
         value = _make_dummy_iter()
     elif name == "Symbol":
         from .symbol import Symbol as value
+    elif name == "__all__":  # computed: ``mx`` is exported only while ``mxnet`` is imported
+        return _ALL + (["mx"] if "mxnet" in sys.modules else [])
+    elif name == "mx":  # MXNet's test_utils does ``import mxnet as mx``; tests use it
+        value = sys.modules.get("mxnet")
+        if value is None:
+            raise AttributeError("core.test_utils.mx: no 'mxnet' module is imported "
+                                 "(gluon.compat.mxnet.install() provides one)")
+        return value
     elif name == "ss":
         try:
             import scipy.stats as value
@@ -1848,5 +1857,5 @@ def _make_dummy_iter():
 # the modules it imports included (MXNet's tests use ``sys``, ``np``, ``rnd``, ... from it).
 _PRIVATE = {"annotations", "Callable", "Sequence", "numpy", "autograd", "as_context",
             "is_float", "F"}
-__all__ = sorted(n for n in list(globals()) if not n.startswith("_") and n not in _PRIVATE) \
+_ALL = sorted(n for n in list(globals()) if not n.startswith("_") and n not in _PRIVATE) \
     + ["DummyIter", "Symbol", "ss"]

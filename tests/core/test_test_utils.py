@@ -308,3 +308,24 @@ def test_star_import_names():
     ns = {}
     exec("from core.test_utils import *", ns)
     assert ns["sys"] is __import__("sys") and ns["Symbol"].__name__ == "Symbol"
+
+
+def test_star_import_gives_mx_under_the_alias():
+    import sys
+
+    from gluon.compat import mxnet as alias
+
+    was = alias.is_installed()
+    if not was and "mxnet" in sys.modules:
+        pytest.skip("a real mxnet module is imported")
+    try:
+        alias.install()
+        ns = {}
+        exec("from mxnet.test_utils import *", ns)
+        assert ns["mx"] is sys.modules["mxnet"] and "mx" in tu.__all__
+    finally:
+        if not was:
+            alias.uninstall()
+    assert "mx" not in tu.__all__
+    with pytest.raises(AttributeError, match="no 'mxnet' module"):
+        tu.mx
