@@ -84,6 +84,34 @@ def merge_outputs(outputs, major_axis) -> list:
     return rets
 
 
+def prepare_group2ctxs(group2ctxs, n_ctx: int) -> list:
+    """Per context ``{ctx_group: context}`` from MXNet's ``group2ctxs`` forms."""
+    from ..context import Context
+    if group2ctxs is None:
+        return [{} for _ in range(n_ctx)]
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != n_ctx:
+            raise ValueError(f"Module: group2ctxs has {len(group2ctxs)} entries for {n_ctx} "
+                             "contexts")
+        return [dict(g) for g in group2ctxs]
+    if not isinstance(group2ctxs, dict):
+        raise TypeError("Module: group2ctxs must be a dict {group: context or list of "
+                        "contexts} or a list of such dicts, got "
+                        f"{type(group2ctxs).__name__}")
+    out = [{} for _ in range(n_ctx)]
+    for group, v in group2ctxs.items():
+        if isinstance(v, Context):
+            v = [v] * n_ctx
+        elif len(v) == 1:
+            v = list(v) * n_ctx
+        elif len(v) != n_ctx:
+            raise ValueError(f"Module: group2ctxs[{group!r}] has {len(v)} contexts; give 1 or "
+                             f"{n_ctx}")
+        for i in range(n_ctx):
+            out[i][group] = v[i]
+    return out
+
+
 class DataParallelExecutorGroup:
     """The executors of one Module, one per context (see the module docstring).
 
@@ -101,11 +129,16 @@ class DataParallelExecutorGroup:
         fixed_param_names: parameters that get no gradient.
         grad_req: ``'write'``, ``'add'``, ``'null'``, or a list/dict per argument.
         state_names: arguments that are states (kept, not updated).
+        group2ctxs: ``{ctx_group: context}`` (or per-context list of them): the arguments
+            of a variable in that ``ctx_group`` (``AttrScope(ctx_group=...)``) and their
+            gradients live on that context; the operators run on the executor's context
+            (on CPU contexts, which share host memory; other devices are ignored).
     """
 
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
                  for_training, inputs_need_grad, shared_group=None, logger=logging,
-                 fixed_param_names=None, grad_req="write", state_names=None):
+                 fixed_param_names=None, grad_req="write", state_names=None,
+                 group2ctxs=None):
         self.arg_names = symbol.list_arguments()
         self.param_names = [n for n in self.arg_names if n in set(param_names)]
         self.aux_names = symbol.list_auxiliary_states()
@@ -118,6 +151,7 @@ class DataParallelExecutorGroup:
         self.fixed_param_names = list(fixed_param_names or [])
         self.state_names = list(state_names or [])
         self.shared_group = shared_group
+        self.group2ctxs = prepare_group2ctxs(group2ctxs, len(self.contexts))
         data_shapes = [as_data_desc(x) for x in data_shapes]
         label_shapes = None if label_shapes is None else \
             [as_data_desc(x, "label_shapes") for x in label_shapes]
@@ -203,8 +237,12 @@ class DataParallelExecutorGroup:
         shared = self.shared_group.execs[i] if self.shared_group is not None else None
         prev = self.execs[i] if i < len(self.execs) else None
         args, grads = {}, {}
+        attrs = self.symbol.attr_dict()
         for name, shape, dtype in zip(self.arg_names, arg_shapes, arg_types):
             dtype = dtype or numpy.float32
+            where = self.group2ctxs[i].get(attrs.get(name, {}).get("__ctx_group__"), ctx)
+            if where.xp is not ctx.xp:
+                where = ctx  # only host-memory contexts can hold another's arrays
             src = None
             for ex in (prev, shared):
                 if ex is not None and name in self.param_names and name in ex.arg_dict \
@@ -216,9 +254,9 @@ class DataParallelExecutorGroup:
                 if name in src.grad_dict:
                     grads[name] = src.grad_dict[name]
             else:
-                args[name] = nd.zeros(shape, ctx=ctx, dtype=dtype)
+                args[name] = nd.zeros(shape, ctx=where, dtype=dtype)
             if self.grad_req.get(name, "null") != "null" and name not in grads:
-                grads[name] = nd.zeros(shape, ctx=ctx, dtype=dtype)
+                grads[name] = nd.zeros(shape, ctx=where, dtype=dtype)
         aux = {}
         for name, shape, dtype in zip(self.aux_names, aux_shapes, aux_types):
             src = None
@@ -328,7 +366,7 @@ class DataParallelExecutorGroup:
         """
         if is_train is None:
             is_train = self.for_training
-        if isinstance(data_batch, (list, tuple)):
+        if isinstance(data_batch, list):  # (a namedtuple batch is one batch)
             self._load_presliced(data_batch)
             for e in self.execs:
                 e.forward(is_train=is_train)

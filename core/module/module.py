@@ -73,7 +73,8 @@ class Module(BaseModule):
         work_load_list: the relative batch share of each context.
         fixed_param_names: parameters that are not trained.
         state_names: arguments that are states (set with ``set_states``).
-        group2ctxs: accepted for MXNet compatibility (model parallelism is not done).
+        group2ctxs: ``{ctx_group: context}`` placing the arrays of variables made under
+            ``AttrScope(ctx_group=...)`` (see ``DataParallelExecutorGroup``).
         compression_params: passed to the kvstore's ``set_gradient_compression``.
 
     Raises:
@@ -326,7 +327,7 @@ class Module(BaseModule):
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
             shared_group, logger=self.logger, fixed_param_names=self._fixed_param_names,
-            grad_req=grad_req, state_names=self._state_names)
+            grad_req=grad_req, state_names=self._state_names, group2ctxs=self._group2ctxs)
         if shared_module is not None:
             self.params_initialized = True
             self._arg_params = shared_module._arg_params
@@ -463,7 +464,7 @@ class Module(BaseModule):
         """
         self._need("forward", params=True)
         curr = tuple(tuple(d.shape) for d in self._data_shapes)
-        if isinstance(data_batch, (list, tuple)):  # pre-sliced, one batch per context
+        if isinstance(data_batch, list):  # pre-sliced, one batch per context (as MXNet)
             if not data_batch:
                 raise ValueError("Module.forward: empty list of batches")
             new = tuple((len(data_batch) * b.shape[0],) + tuple(b.shape[1:])

@@ -290,3 +290,27 @@ def test_pre_sliced_batches_one_per_context():
     assert acc.num_inst == 10
     with pytest.raises(ValueError, match="3 pre-sliced batches for 2 contexts"):
         m._exec_group.forward(halves + halves[:1])
+
+
+def test_group2ctxs_places_a_ctx_groups_arrays():
+    from core.sym import AttrScope
+    with AttrScope(ctx_group="dev1"):
+        a = sym.var("a") * 2
+    with AttrScope(ctx_group="dev2"):
+        c = a + sym.var("b")
+    shape = (2, 5)
+    batch = io.DataBatch(data=[nd.ones(shape), nd.ones(shape)])
+    grads = []
+    for g2c in ({"dev1": context.cpu(1), "dev2": context.cpu(2)}, None):
+        m = Module(c, data_names=["a", "b"], label_names=None, group2ctxs=g2c)
+        m.bind(data_shapes=[("a", shape), ("b", shape)], inputs_need_grad=True)
+        m.init_params()
+        m.forward(batch, is_train=True)
+        m.backward([nd.ones(shape)])
+        grads.append(m.get_input_grads())
+    assert [g.context for g in grads[0]] == [context.cpu(1), context.cpu(2)]
+    for g, ref in zip(*grads):
+        np.testing.assert_array_equal(g.asnumpy(), ref.asnumpy())
+    with pytest.raises(ValueError, match="group2ctxs\\['dev1'\\] has 3 contexts"):
+        Module(c, data_names=["a", "b"], label_names=None, context=[context.cpu(0)] * 2,
+               group2ctxs={"dev1": [context.cpu(1)] * 3}).bind([("a", shape), ("b", shape)])
