@@ -60,6 +60,7 @@ ALIASES: dict[str, str] = {
     "lr_scheduler": "core.lr_scheduler",
     "metric": "core.metric",
     "kvstore": "core.kvstore",
+    "kv": "core.kvstore",
     "profiler": "core.profiler",
     "random": "core.random",
     "sym": "core.sym",
