@@ -315,7 +315,7 @@ _SAME = (
     "LogisticRegressionOutput MAERegressionOutput MakeLoss Pooling SequenceLast "
     "SequenceMask SequenceReverse SoftmaxOutput UpSampling abs arccos arccosh arcsin "
     "arcsinh arctan arctanh batch_dot broadcast_like broadcast_to cbrt ceil cos "
-    "cosh degrees dot erf erfinv exp expand_dims expm1 fix flatten floor gamma gammaln "
+    "cosh degrees dot erf erfinv exp expand_dims expm1 fix flatten flip floor gamma gammaln "
     "gather_nd hard_sigmoid log log10 log1p log2 logical_not negative one_hot pick radians "
     "reciprocal relu repeat rint round rsqrt sigmoid sign sin sinh slice slice_axis slice_like "
     "smooth_l1 sqrt square squeeze take tan tanh tile topk trunc where softsign "
