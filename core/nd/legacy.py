@@ -9,6 +9,8 @@ in ``core.nd`` only (``core.sym`` keeps its operators).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy
 
 from ..context import as_context, current_context
@@ -18,6 +20,9 @@ from ..ops.namespace import namespace as _namespace
 from ..ops.namespace import write_out
 
 _GEN = _namespace("nd")  # the generated functions these wrap
+# id -> weak reference of the NumPy arrays from_numpy made read-only (a second from_numpy
+# of the same array shares its memory too, as in MXNet)
+_SHARED: dict = {}
 
 __all__ = ["CachedOp", "concatenate", "empty", "from_numpy", "full", "normal", "ones",
            "onehot_encode", "uniform", "zeros"]
@@ -149,7 +154,8 @@ def from_numpy(ndarray: numpy.ndarray, zero_copy: bool = True) -> NDArray:
     must then be C-contiguous. Without it the data is copied. The dtype is kept.
 
     Raises:
-        ValueError: ``zero_copy`` with an array that is not C-contiguous.
+        ValueError: ``zero_copy`` with an array that is not C-contiguous, or read-only
+            (other than by an earlier ``from_numpy``).
 
     Example:
         >>> import numpy
@@ -167,9 +173,18 @@ def from_numpy(ndarray: numpy.ndarray, zero_copy: bool = True) -> NDArray:
         raise ValueError(f"from_numpy: zero_copy needs a C-contiguous array (shape "
                          f"{ndarray.shape}, strides {ndarray.strides}); pass zero_copy=False "
                          "or numpy.ascontiguousarray(...)")
-    view = ndarray.view()  # stays writable: the NDArray's handle on the shared memory
+    ref = _SHARED.get(id(ndarray))
+    ours = ref is not None and ref() is ndarray  # made read-only by an earlier from_numpy
+    if not ndarray.flags.writeable and not ours:
+        raise ValueError("from_numpy: zero_copy of a read-only NumPy array (shape "
+                         f"{ndarray.shape}); pass zero_copy=False to copy it")
+    ndarray.flags.writeable = True
+    handle = ndarray.view()  # stays writable: the NDArray's handle on the memory
     ndarray.flags.writeable = False
-    return NDArray._make(view, as_context("cpu"), None)
+    if not ours:
+        key = id(ndarray)
+        _SHARED[key] = weakref.ref(ndarray, lambda _r, k=key: _SHARED.pop(k, None))
+    return NDArray._make(handle, as_context("cpu"), None)
 
 
 class CachedOp:

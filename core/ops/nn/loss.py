@@ -13,7 +13,11 @@ gradients work.
 ``SoftmaxOutput`` is MXNet's loss layer: its forward is the softmax, and the gradient
 it sends to ``data`` is ``(softmax - one_hot(label)) * grad_scale / normalizer``,
 ignoring the incoming head gradient (unless ``out_grad=True``). That gradient is a
-rule, not a derivative, so it cannot be differentiated again.
+rule, not a derivative, so it cannot be differentiated again. The normalizer is MXNet
+1.9's: 1 (``'null'``), the number of labels (``'batch'``: the batch size, or every
+position with ``preserve_shape``) or of labels other than ``ignore_label``
+(``'valid'``); with ``multi_output``, ``'null'`` and ``'batch'`` also divide by the
+number of spatial positions. Probability labels (the data's shape) are not normalized.
 
 Class labels may be integers or floats holding integers (MXNet passes float32). A label
 outside ``[0, classes)`` raises ValueError naming the operator, the label and the number
@@ -370,13 +374,13 @@ def _softmax_output_grad(xp, out, label, g, **at):
         if keep is not None:
             grad[~keep] = 0
         norm = at["normalization"]
-        if norm == "batch":
-            count = out.shape[0]
-        elif norm == "valid":
-            count = int((lab != ignore).sum())
-        else:
-            count = 1
-        grad *= scale / max(count, 1)
+        if norm == "valid":
+            count = max(int((lab != ignore).sum()), 1)
+        elif at["multi_output"]:  # MXNet 1.9: per position of the spatial axes too
+            count = (n if norm == "batch" else n // max(out.shape[0], 1)) or 1
+        else:  # 'batch' divides by the number of labels (rows; preserve_shape: all)
+            count = (n if norm == "batch" else 1) or 1
+        grad *= scale / count
     if at["out_grad"]:
         gflat = _so_classes(xp, g, label, at)[0]
         grad *= gflat

@@ -86,6 +86,14 @@ def test_from_numpy_zero_copy_and_copy():
         a[2, 1] = 0  # read-only now, as in MXNet
     x[2, 1] = 100
     assert a[2, 1] == 100  # the memory is shared
+    y = nd.from_numpy(a)  # again (MXNet's test does): shares it too
+    y[0, 0] = -5
+    assert a[0, 0] == -5 and x[0, 0].item() == -5
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="from_numpy: zero_copy of a read-only NumPy array"):
+        nd.from_numpy(frozen)
+    assert nd.from_numpy(frozen, zero_copy=False).asnumpy().tolist() == [1.0] * 3
     with pytest.raises(ValueError, match="from_numpy: zero_copy needs a C-contiguous array"):
         nd.from_numpy(np.ones((2, 3)).T)
 

@@ -169,3 +169,47 @@ def test_loss_heads_match_real_mxnet():
         y.backward()
         want = ref["MakeLoss" + json.dumps(kw, sort_keys=True)]
         np.testing.assert_allclose(d.grad.asnumpy(), want[1], rtol=1e-12, err_msg=str(kw))
+
+
+_MX_SO = """
+import mxnet as mx, numpy as np, json
+rng = np.random.RandomState(0)
+out = {}
+for multi in (False, True):
+    for preserve in (False, True):
+        if multi and preserve:
+            continue
+        for use_ignore in (False, True):
+            for norm in ('null', 'batch', 'valid'):
+                shape = (4, 3, 2, 2) if multi else (4, 2, 3) if preserve else (4, 3)
+                lshape = (4, 2, 2) if multi else (4, 2) if preserve else (4,)
+                x = rng.uniform(-1, 1, shape).astype('float32')
+                lab = rng.randint(0, 3, lshape).astype('float32')
+                d = mx.nd.array(x); d.attach_grad()
+                with mx.autograd.record():
+                    y = mx.nd.SoftmaxOutput(d, mx.nd.array(lab), grad_scale=0.5,
+                                            normalization=norm, multi_output=multi,
+                                            preserve_shape=preserve, use_ignore=use_ignore,
+                                            ignore_label=1)
+                y.backward()
+                key = '%s-%s-%s-%s' % (multi, preserve, use_ignore, norm)
+                out[key] = [x.tolist(), lab.tolist(), d.grad.asnumpy().tolist()]
+print(json.dumps(out))
+"""
+
+
+@requires_mxnet
+def test_softmax_output_normalizations_match_real_mxnet():
+    ref = json.loads(run_mxnet(_MX_SO))
+    assert len(ref) == 18
+    for key, (x, lab, want) in ref.items():
+        multi, preserve, use_ignore, norm = key.split("-")
+        d = nd.array(x)
+        d.attach_grad()
+        with autograd.record():
+            y = nd.SoftmaxOutput(d, nd.array(lab), grad_scale=0.5, normalization=norm,
+                                 multi_output=multi == "True", preserve_shape=preserve == "True",
+                                 use_ignore=use_ignore == "True", ignore_label=1)
+        y.backward()
+        np.testing.assert_allclose(d.grad.asnumpy(), np.array(want), rtol=1e-5, atol=1e-7,
+                                   err_msg=key)

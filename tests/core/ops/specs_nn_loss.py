@@ -124,9 +124,10 @@ def softmax_output_grad_ref(out, label, g, grad_scale=1.0, ignore_label=-1.0,
         grad = rows - target
         if use_ignore:
             grad[lab == ignore_label] = 0
-        count = {"null": 1, "batch": out.shape[0],
-                 "valid": int((lab != ignore_label).sum())}[normalization]
-        grad = grad * grad_scale / max(count, 1)
+        spatial = n // out.shape[0] if multi_output else 1  # MXNet 1.9's multi_output rule
+        count = {"null": spatial, "batch": n,
+                 "valid": max(int((lab != ignore_label).sum()), 1)}[normalization]
+        grad = grad * grad_scale / count
     if out_grad:
         grad = grad * _so_rows(_f64(g), multi_output, preserve_shape, prob)[0]
     return back(grad).astype(out.dtype)
