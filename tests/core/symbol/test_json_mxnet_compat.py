@@ -262,3 +262,21 @@ _NOT_SWEPT = {"BilinearSampler", "GridGenerator", "LRN", "LinearRegressionOutput
               "LogisticRegressionOutput", "MAERegressionOutput", "MakeLoss", "SoftmaxOutput",
               "UpSampling", "gather_nd", "take", "linalg_gemm", "linalg_gemm2", "linalg_det",
               "linalg_slogdet", "copy", "nanprod", "hypot", "mod"}
+
+
+def test_files_of_format_version_1_still_load():
+    """Before MXNet's spelling (kbackend_version 1): every node ours, training attrs."""
+    from core.symbol.graph import TRAIN
+
+    text = _doc([{"op": "null", "name": "x", "inputs": []},
+                 {"op": "Dropout", "name": "d", "attrs": {"p": "0.5", "training": "__is_train__"},
+                  "inputs": [[0, 0, 0]]},
+                 {"op": "add", "name": "a", "attrs": {"__literals__": '{"1": "1"}'},
+                  "inputs": [[1, 0, 0]]}],
+                [[2, 0, 0]], attrs={"mxnet_version": ["int", 10901],
+                                    "kbackend_version": ["int", 1]})
+    s = sym.load_json(text)
+    nodes = {n.name: n for n in s.graph.op_nodes()}
+    assert nodes["d"].attrs["training"] is TRAIN
+    assert nodes["a"].inputs[1] == 1
+    assert s.eval(x=nd.array([1.0, 2.0]))[0].asnumpy().tolist() == [2.0, 3.0]
