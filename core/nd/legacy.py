@@ -24,8 +24,8 @@ _GEN = _namespace("nd")  # the generated functions these wrap
 # of the same array shares its memory too, as in MXNet)
 _SHARED: dict = {}
 
-__all__ = ["CachedOp", "concatenate", "empty", "from_numpy", "full", "normal", "ones",
-           "onehot_encode", "uniform", "zeros"]
+__all__ = ["CachedOp", "concatenate", "empty", "from_numpy", "full", "imdecode", "normal",
+           "ones", "onehot_encode", "uniform", "zeros"]
 
 
 def check_stype(name: str, stype) -> None:
@@ -185,6 +185,76 @@ def from_numpy(ndarray: numpy.ndarray, zero_copy: bool = True) -> NDArray:
         key = id(ndarray)
         _SHARED[key] = weakref.ref(ndarray, lambda _r, k=key: _SHARED.pop(k, None))
     return NDArray._make(handle, as_context("cpu"), None)
+
+
+def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index: int = 0, channels: int = 3,
+             mean=None) -> NDArray:
+    """MXNet's deprecated ``nd.imdecode``: decode an encoded image (bytes) into a float32
+    ``(channels, height, width)`` array, channels in OpenCV's order (BGR; one grey channel
+    with ``channels=1``), as MXNet 1.9's source does (its own ``nd.imdecode`` fails on
+    every call: "Shape is unknown"). Decoded with Pillow; ``mx.image.imdecode`` is the
+    maintained API (HWC, RGB).
+
+    Args:
+        str_img: the encoded image (``bytes``).
+        clip_rect: ``(x0, y0, x1, y1)`` to crop to; all zeros keeps the whole image.
+        out: a ``(c, h, w)`` array, or ``(n, c, h, w)`` written at ``index``, to fill.
+        index: the slot of a 4-D ``out``.
+        channels: 3 (BGR, or the first three of BGRA) or 1 (grey).
+        mean: a ``(c, h, w)`` array subtracted from the result.
+
+    Raises:
+        ValueError: naming the problem (undecodable data, a crop outside the image, an
+            ``out`` or ``mean`` of the wrong shape).
+    """
+    import io
+
+    try:
+        from PIL import Image
+    except ImportError as e:  # pragma: no cover - Pillow is a dependency
+        raise ImportError("imdecode: needs Pillow (pip install pillow)") from e
+    if not isinstance(str_img, (bytes, bytearray, memoryview)):
+        raise TypeError(f"imdecode: expects the encoded image as bytes, got "
+                        f"{type(str_img).__name__}")
+    try:
+        img = Image.open(io.BytesIO(bytes(str_img)))
+        img.load()
+    except Exception as e:  # Pillow raises several types for bad data
+        raise ValueError(f"imdecode: cannot decode the image ({len(str_img)} bytes): {e}") \
+            from None
+    if channels == 1:
+        pix = numpy.asarray(img.convert("L"))[:, :, None]
+    elif channels == 3:
+        mode = "RGBA" if img.mode in ("RGBA", "LA", "PA") else "RGB"
+        if img.mode in ("L", "1", "I", "F", "I;16") and channels > 1:
+            raise ValueError(f"imdecode: the image has 1 channel, {channels} requested")
+        pix = numpy.asarray(img.convert(mode))
+        pix = pix[:, :, [2, 1, 0]]  # OpenCV's BGR order
+    else:
+        raise ValueError(f"imdecode: channels must be 1 or 3, got {channels}")
+    x0, y0, x1, y1 = (int(v) for v in clip_rect)
+    if y1 - y0 == 0:
+        x0, y0, x1, y1 = 0, 0, pix.shape[1], pix.shape[0]
+    if not (0 <= x0 < x1 <= pix.shape[1] and 0 <= y0 < y1 <= pix.shape[0]):
+        raise ValueError(f"imdecode: clip_rect {tuple(clip_rect)} is outside the image of "
+                         f"{pix.shape[1]}x{pix.shape[0]} pixels")
+    chw = numpy.ascontiguousarray(pix[y0:y1, x0:x1].transpose(2, 0, 1))
+    dtype = numpy.float32 if mean is None else mean.dtype
+    res = chw.astype(dtype)
+    if mean is not None:
+        if tuple(mean.shape) != res.shape:
+            raise ValueError(f"imdecode: mean must have shape {res.shape}, got "
+                             f"{tuple(mean.shape)}")
+        res = res - mean.asnumpy()
+    if out is None:
+        return array(res, ctx=as_context("cpu"), dtype=res.dtype)
+    if out.ndim == 3:
+        return write_out("imdecode", out, array(res, ctx=out.context, dtype=out.dtype))
+    if out.ndim != 4 or tuple(out.shape[1:]) != res.shape:
+        raise ValueError(f"imdecode: out must have shape {res.shape} or (n,) + that, got "
+                         f"{tuple(out.shape)}")
+    out[index] = array(res, ctx=out.context, dtype=out.dtype)
+    return out
 
 
 class CachedOp:

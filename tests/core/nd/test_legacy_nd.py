@@ -224,3 +224,38 @@ def test_legacy_functions_match_real_mxnet():
     for k, v in ours.items():
         np.testing.assert_allclose(v, np.array(ref[k]), rtol=1e-6, err_msg=k)
     assert str(nd.full((2,), 3).dtype) == ref["full"]
+
+
+def _png(rgb: np.ndarray) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(rgb).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+_IMG = np.arange(5 * 4 * 3, dtype=np.uint8).reshape(5, 4, 3) * 4
+
+
+def test_imdecode_chw_bgr_float32():
+    """MXNet 1.9.1's own nd.imdecode fails on every call ("Shape is unknown"), so this
+    follows its source (src/ndarray/ndarray.cc, Imdecode): OpenCV's BGR, CHW, float32."""
+    buf = _png(_IMG)
+    a = nd.imdecode(buf)
+    assert a.shape == (3, 5, 4) and a.dtype == np.float32
+    np.testing.assert_array_equal(a.asnumpy(), _IMG[:, :, ::-1].transpose(2, 0, 1))
+    b = nd.imdecode(buf, clip_rect=(1, 2, 3, 5))
+    np.testing.assert_array_equal(b.asnumpy(), _IMG[2:5, 1:3, ::-1].transpose(2, 0, 1))
+    assert nd.imdecode(buf, channels=1).shape == (1, 5, 4)
+    with pytest.raises(ValueError, match="imdecode: cannot decode the image"):
+        nd.imdecode(b"not an image")
+    with pytest.raises(ValueError, match=r"imdecode: clip_rect \(0, 0, 9, 9\) is outside"):
+        nd.imdecode(buf, clip_rect=(0, 0, 9, 9))
+    out = nd.zeros((2, 3, 5, 4))
+    assert nd.imdecode(buf, out=out, index=1) is out
+    np.testing.assert_array_equal(out[1].asnumpy(), a.asnumpy())
+    assert out[0].asnumpy().sum() == 0
+    mean = nd.ones((3, 5, 4))
+    np.testing.assert_array_equal(nd.imdecode(buf, mean=mean).asnumpy(), a.asnumpy() - 1)
