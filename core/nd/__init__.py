@@ -13,7 +13,7 @@ from ..serialization import load, load_frombuffer, save  # noqa: F401 - MXNet's 
 from . import contrib, linalg, random  # noqa: F401
 
 globals().update(_namespace("nd"))
-from .legacy import *  # noqa: E402, F401, F403 - MXNet's hand-written nd functions over those
+from .legacy import *  # MXNet's hand-written nd functions, over the generated ones
 
 
 def waitall() -> None:

@@ -25,7 +25,7 @@ _GEN = _namespace("nd")  # the generated functions these wrap
 _SHARED: dict = {}
 
 __all__ = ["CachedOp", "concatenate", "empty", "from_numpy", "full", "imdecode", "normal",
-           "ones", "onehot_encode", "uniform", "zeros"]
+           "onehot_encode", "ones", "uniform", "zeros"]
 
 
 def check_stype(name: str, stype) -> None:
@@ -219,7 +219,7 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index: int = 0, channels
     try:
         img = Image.open(io.BytesIO(bytes(str_img)))
         img.load()
-    except Exception as e:  # Pillow raises several types for bad data
+    except (OSError, ValueError, SyntaxError) as e:  # what Pillow raises for bad data
         raise ValueError(f"imdecode: cannot decode the image ({len(str_img)} bytes): {e}") \
             from None
     if channels == 1:

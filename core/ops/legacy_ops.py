@@ -78,7 +78,7 @@ def _choose_infer(lhs, rhs):
 
 
 def _choose_vjp(c, g):
-    lhs, rhs = c.inputs
+    rhs = c.inputs[1]
     oh = F.one_hot(rhs, depth=c.in_shapes[0][1], dtype=c.in_dtypes[0])
     return oh * F.expand_dims(g, axis=1), None
 
@@ -110,7 +110,7 @@ def _fill_infer(lhs, mhs, rhs):
 
 
 def _fill_vjp(c, g):
-    lhs, mhs, rhs = c.inputs
+    rhs = c.inputs[2]
     oh = F.one_hot(rhs, depth=c.in_shapes[0][1], dtype=g.dtype)
     g_mhs = F.sum(g * oh, axis=1)
     if g_mhs.dtype != c.in_dtypes[1]:

@@ -145,6 +145,11 @@ def _public(op, states, public, doc):
         if unknown:
             raise TypeError(f"{public}: unexpected argument(s) {unknown}; it takes "
                             f"{sorted(op.attrs)}")
+        if any(type(a).__name__ == "Symbol" for a in arrays):
+            # core.sym records the call as one node; the states become graph updates
+            # (auxiliary states, as MXNet's mutable inputs), the weight its output
+            res = invoke(op, arrays, dict(op.attrs, **kwargs))
+            return res[0] if isinstance(res, tuple) else res
         for p in states:
             if not isinstance(arrays[p], NDArray):
                 raise TypeError(f"{public}: {op.inputs[p]} must be an NDArray (it is updated "

@@ -119,7 +119,7 @@ def test_make_loss_in_a_symbol_graph_and_json():
     loss = sym.MakeLoss(sym.square(data), grad_scale=0.5, name="loss")
     ex = _bind_train(loss, {"data": (2, 3)}, {"data": 1.0})
     assert ex.grad_dict["data"].asnumpy().tolist() == [[1.0] * 3] * 2  # 0.5 * 2x
-    node = [n for n in json.loads(loss.tojson())["nodes"] if n["name"] == "loss"][0]
+    node = next(n for n in json.loads(loss.tojson())["nodes"] if n["name"] == "loss")
     assert node["op"] == "MakeLoss" and node["attrs"]["grad_scale"] == "0.5"
 
 

@@ -223,3 +223,16 @@ def test_multi_tensor_forms_equal_the_one_tensor_operator(multi, single, per, pr
             np.testing.assert_array_equal(x.asnumpy(), y.asnumpy())
     with pytest.raises(ValueError, match=f"{name}: expects {per} arrays per weight"):
         getattr(nd, name)(*data[:-1], num_weights=2, **extra, **kw)
+
+
+def test_update_operators_on_symbols_keep_states_as_auxiliary_states():
+    from core import sym
+
+    s = sym.sgd_mom_update(sym.var("w"), sym.var("g"), sym.var("m"), lr=0.1, momentum=0.9)
+    assert s.list_arguments() == ["w", "g"] and s.list_auxiliary_states() == ["m"]
+    mom = nd.zeros(2)
+    ex = s.bind(nd.cpu(), {"w": nd.ones(2), "g": nd.ones(2)}, aux_states={"m": mom})
+    ex.forward()
+    ex.forward()  # the momentum carries over: -0.1, then 0.9 * -0.1 - 0.1
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), [0.81, 0.81], rtol=1e-6)
+    np.testing.assert_allclose(mom.asnumpy(), [-0.19, -0.19], rtol=1e-6)
