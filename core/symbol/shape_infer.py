@@ -345,6 +345,13 @@ class _Inferrer:
                 self.set_shape(ins[0], sb, n, "the other operand")
             elif sb is None and sa is not None:
                 self.set_shape(ins[1], sa, n, "the other operand")
+            elif sa is not None and sb is not None and len(sa) == len(sb):
+                # MXNet's elementwise rule: an unknown dimension is the other operand's
+                # (a known size above 1: broadcasting could only have taken it from there)
+                for mine, other, e in ((sa, sb, ins[0]), (sb, sa, ins[1])):
+                    if None in mine:
+                        self.suggest_shape(e, tuple(o if m is None and o is not None and o > 1
+                                                    else m for m, o in zip(mine, other)))
             if da is None and db is not None and ins[0].node.is_variable:
                 self.set_dtype(ins[0], db, n, "the other operand")
             elif db is None and da is not None and ins[1].node.is_variable:
@@ -353,10 +360,10 @@ class _Inferrer:
     def reverse(self, n: Node) -> None:
         """A shape-preserving one-input operator: its input takes its output's shape.
         Any operator whose inputs miss one dimension in all: it is solved from the known
-        output shape (:meth:`solve_one`)."""
+        output shape (:meth:`solve_backward`)."""
         ins = [x for x in n.inputs if isinstance(x, Entry)]
         if ins and n.num_outputs >= 1:
-            self.solve_one(n)
+            self.solve_backward(n)
         if len(ins) != 1 or n.num_outputs != 1:
             return
         out_shape = self.get(Entry(n, 0))[0]
@@ -369,55 +376,77 @@ class _Inferrer:
         if keep:
             self.suggest_shape(ins[0], out_shape)
 
-    def solve_one(self, n: Node) -> None:
-        """One unknown input dimension, solved from the known output shapes (MXNet's
-        backward inference of ``_rnn_param_concat`` and ``Reshape``, for any operator):
-        two probed runs give each output dimension as ``a + b * d``; the value of ``d``
-        that gives the known output is kept only if a third run confirms it exactly."""
-        outs = [self.get(Entry(n, i)) for i in range(n.num_outputs)]
-        if not all(_complete(s) for s, _ in outs):
+    def solve_backward(self, n: Node) -> None:
+        """Unknown input dimensions solved from known output shapes (MXNet's operators
+        infer backwards: ``FullyConnected``'s batch from its output, ``Convolution``'s
+        batch and spatial sizes, ``Concat``'s and ``SliceChannel``'s inputs, ``Reshape``,
+        the fused RNN's parameter concat), for any operator, by probing its ``infer``.
+
+        Each unknown dimension (a "unit"; dimensions that cannot differ, such as the
+        batch sizes of concatenated inputs, form one unit) is varied alone: the output
+        dimensions that move with it are ``a + b * d``. A unit that alone moves some known
+        output dimension is solved from it; the solution is kept only if a run with
+        every unit solved gives the known outputs exactly."""
+        known = [(i, self.get(Entry(n, i))[0]) for i in range(n.num_outputs)]
+        known = [(i, s) for i, s in known if _complete(s)]
+        if not known:
             return
         infos = [self.get(x) if isinstance(x, Entry) else None for x in n.inputs]
         if any(i is not None and i[0] is None for i in infos):
             return
         holes = [(k, j) for k, i in enumerate(infos) if i is not None
                  for j, d in enumerate(i[0]) if d is None]
-        if not holes:
-            return
-        if len(holes) > 1 and not _same_pattern(n, infos, holes):
+        if not holes or len(holes) > 8:
             return
         attrs = {a: (False if v is TRAIN else v) for a, v in n.attrs.items()}
 
-        def run(d):
+        def run(values):
             trial = list(infos)
-            for k, j in holes:
+            for (k, j), d in values.items():
                 s, dt = trial[k]
                 trial[k] = (tuple(d if i == j else x for i, x in enumerate(s)), dt)
             r = self._run(n, trial, attrs, None, raise_value=False, dtypes_known=False)
-            return None if r is None else [tuple(o.shape) for o in r[:n.num_outputs]]
+            if r is None or len(r) < n.num_outputs:
+                return None
+            return {i: tuple(r[i].shape) for i, _ in known}
 
         p, q = UNKNOWN_DIM_PROBES
-        a, b = run(p), run(q)
-        if a is None or b is None:
+        base = run(dict.fromkeys(holes, p))
+        if base is None or any(len(base[i]) != len(s) for i, s in known):
             return
-        value = None
-        for (sa, sb, (known, _)) in zip(a, b, outs):
-            if len(sa) != len(known) or len(sb) != len(known):
+        if len(holes) > 1 and _same_pattern(n, infos, holes, self.get):
+            units = [tuple(holes)]
+        else:
+            units, tied = [], []
+            for h in holes:
+                (units if run(_vary(holes, p, (h,), q)) is not None else tied).append((h,))
+            if tied:
+                units.append(tuple(h for (h,) in tied))
+        moves = []
+        for unit in units:
+            r = run(_vary(holes, p, unit, q))
+            if r is None:
                 return
-            for da, db, want in zip(sa, sb, known):
-                slope = (db - da) / (q - p)
-                if slope:
-                    d = p + (want - da) / slope
-                    value = d if value is None else value
-                    if d != value:
-                        return
-        if value is None or value != int(value) or value < 1:
+            moves.append({(i, d): (r[i][d] - base[i][d]) / (q - p) for i, s in known
+                          for d in range(len(s)) if r[i][d] != base[i][d]})
+        solved = {}
+        for u, unit in enumerate(units):
+            for (i, d), slope in moves[u].items():
+                if any((i, d) in m for v, m in enumerate(moves) if v != u):
+                    continue  # moved by several units: it cannot tell them apart
+                want = dict(known)[i][d]
+                value = p + (want - base[i][d]) / slope
+                if value != int(value) or value < 1 or solved.get(u, value) != value:
+                    return
+                solved[u] = int(value)
+        if len(solved) != len(units):
             return
-        if run(int(value)) == [tuple(s) for s, _ in outs]:
-            for k, j in holes:
-                s = self.get(n.inputs[k])[0]
-                self.suggest_shape(n.inputs[k], tuple(int(value) if i == j else x
-                                                      for i, x in enumerate(s)))
+        values = {h: solved[u] for u, unit in enumerate(units) for h in unit}
+        if run(values) != dict(known):
+            return
+        for (k, j), v in values.items():
+            s = self.get(n.inputs[k])[0]
+            self.suggest_shape(n.inputs[k], tuple(v if i == j else x for i, x in enumerate(s)))
 
     # ------------------------------------------------------------ driver
     def run(self, nodes) -> None:
@@ -433,13 +462,31 @@ class _Inferrer:
                 return
 
 
-def _same_pattern(n: Node, infos, holes) -> bool:
+def _vary(holes, base, unit, value) -> dict:
+    """``{hole: base}`` with the holes of ``unit`` at ``value``."""
+    out = dict.fromkeys(holes, base)
+    out.update(dict.fromkeys(unit, value))
+    return out
+
+
+def _same_pattern(n: Node, infos, holes, get) -> bool:
     """Several unknown dimensions solved as one value: only for the pieces of a
-    ``concatenate`` that have the same shape pattern (the fused RNN's layer-0 input
-    weights of both directions, flattened: MXNet's ``_rnn_param_concat``)."""
+    ``concatenate`` made alike (the same operator on inputs of the same shape pattern:
+    the fused RNN's layer-0 input weights of both directions, flattened, as MXNet's
+    ``_rnn_param_concat`` infers them)."""
     if n.op.name != "concatenate" or len({k for k, _ in holes}) != len(holes):
         return False
-    return len({infos[k][0] for k, _ in holes}) == 1
+
+    def origin(k):
+        node = n.inputs[k].node
+        ins = [x for x in node.inputs if isinstance(x, Entry)] if node.op is not None else []
+        if len(ins) != 1:
+            return None
+        return node.op.name, repr(sorted(_attrs(node).items())), get(ins[0])[0]
+
+    origins = {origin(k) for k, _ in holes}
+    return len(origins) == 1 and None not in origins and \
+        len({infos[k][0] for k, _ in holes}) == 1
 
 
 def _attrs(n: Node) -> dict:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy
+
 from core.context import num_gpus as get_gpu_count
 from core.npx import is_np_array, is_np_default_dtype, is_np_shape, reset_np, set_np, use_np
 from core.symbol.symbol import NotImplementedForSymbol
@@ -24,10 +26,11 @@ from core.symbol.symbol import NotImplementedForSymbol
 from .mxnet import MXNetError
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "get_gpu_count", "is_np_array",
-           "is_np_shape", "np_array",
+           "is_np_shape", "mx_real_t", "np_array",
            "np_shape", "reset_np", "set_np", "use_np", "use_np_array", "use_np_shape"]
 
 use_np_array = use_np_shape = use_np
+mx_real_t = numpy.float32  # MXNet's default real type (mxnet.base.mx_real_t)
 
 
 @contextlib.contextmanager
