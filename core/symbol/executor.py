@@ -437,6 +437,7 @@ class Executor:
         self._programs: dict = {}
         self._env = None
         self._prog = None
+        self._last_train = False
         self.outputs: list[NDArray] = []
         self._output_names = output_names(graph)
 
@@ -458,9 +459,9 @@ class Executor:
         return dict(zip(self._output_names, self.outputs))
 
     # ------------------------------------------------------------------ running
-    def _program(self, is_train: bool):
+    def _program(self, is_train: bool, grads: bool | None = None):
         wrt = tuple(n for n in self._arg_names if self._grad_req[n] != "null") \
-            if is_train else ()
+            if (is_train if grads is None else grads) else ()
         key = (is_train, wrt)
         hit = self._programs.get(key)
         if hit is None:
@@ -475,7 +476,10 @@ class Executor:
                 raise ValueError(f"Executor.forward: unknown argument {k!r}; arguments: "
                                  f"{self._arg_names}")
             self.arg_dict[k][:] = v
-        (prog, heads), wrt = self._program(bool(is_train))
+        return self._forward(bool(is_train), None)
+
+    def _forward(self, is_train: bool, grads: bool | None) -> list[NDArray]:
+        (prog, heads), wrt = self._program(is_train, grads)
         env = prog.new_env()
         for name, arr in list(self.arg_dict.items()) + list(self.aux_dict.items()):
             s = prog.var_slots.get(name)
@@ -492,15 +496,23 @@ class Executor:
             if env[s] is not dst._data:
                 dst._data[...] = env[s]
         self._env, self._prog, self._heads, self._wrt = env, prog, heads, wrt
+        self._last_train = is_train
         return self.outputs
 
     def backward(self, out_grads=None, is_train: bool = True) -> None:
-        """Run the backward pass of the last ``forward(is_train=True)``.
+        """Run the backward pass of the last forward.
+
+        After ``forward(is_train=False)`` (MXNet's default), the forward runs again in
+        inference mode with the gradient program (same outputs; no auxiliary state
+        changes in inference mode), as MXNet differentiates an inference forward too.
 
         Args:
             out_grads: gradients of the outputs (NDArray, list, or None for ones).
             is_train: accepted for MXNet compatibility.
         """
+        if self._prog is not None and not self._wrt and not self._last_train \
+                and any(self._grad_req[n] != "null" for n in self._arg_names):
+            self._forward(False, True)
         if self._prog is None or not self._wrt:
             raise RuntimeError("Executor.backward: call forward(is_train=True) first, with "
                                "at least one argument whose grad_req is not 'null'")

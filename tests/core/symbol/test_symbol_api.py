@@ -99,3 +99,26 @@ def test_name_module_is_mx_name():
     from gluon.compat import mxnet as alias
 
     assert alias.ALIASES["name"] == "core.name"
+
+
+def test_backward_after_an_inference_forward():
+    import core
+    from core import nd
+
+    a, b = sym.var("a"), sym.var("b")
+    ex = (a * b).bind(core.cpu(), args=[nd.array([1.0, 2.0]), nd.array([3.0, 4.0])],
+                      args_grad=[nd.zeros(2), nd.zeros(2)])
+    out = ex.forward()  # MXNet's default is_train=False
+    ex.backward([nd.ones(2)])
+    assert ex.grad_dict["a"].asnumpy().tolist() == [3.0, 4.0]
+    assert ex.outputs[0].asnumpy().tolist() == out[0].asnumpy().tolist() == [3.0, 8.0]
+    frozen = (a * b).bind(core.cpu(), args=[nd.ones(2), nd.ones(2)])
+    frozen.forward()
+    with pytest.raises(RuntimeError, match="grad_req"):
+        frozen.backward()
+
+
+def test_py_str_and_mx_real_t():
+    from gluon.compat import util
+
+    assert util.py_str(b"fc1") == "fc1" and util.mx_real_t is np.float32
