@@ -68,7 +68,7 @@ from ..dtypes import as_dtype, bfloat16, float8_e4m3fn, float8_e5m2
 from ..ops.registry import REGISTRY, Aval
 from .graph import TRAIN, Entry, Graph, Node
 from .json_lower import Emitter, Unsupported, lower_node
-from .json_mxnet import HIDDEN_KEYS, MX_DTYPE_NAMES, _resolve_op
+from .json_mxnet import EXPANSIONS, HIDDEN_KEYS, MX_DTYPE_NAMES, _resolve_op
 from .json_values import ParseError, coerce, format_value, parse_value
 
 MXNET_VERSION = 10901
@@ -464,6 +464,17 @@ class _Loader:
         return Node(None, name, avals=[Aval(shape, dt)], user_attrs=user, value=arr.copy())
 
     def op_node(self, i, nj, attrs, inputs, num_outputs, fail, mine) -> Node:
+        if not mine and nj["op"] in EXPANSIONS and nj["op"] not in REGISTRY:
+            entries = [self.ref(r, i, "input", fail) for r in inputs]
+            user = {k: attrs.pop(k) for k in list(attrs) if k.startswith("__")}
+            if len(entries) != 1:
+                fail(f"has {len(entries)} inputs, but {nj['op']!r} takes one (data)")
+            try:
+                node = EXPANSIONS[nj["op"]](nj["name"], attrs, entries[0])
+            except ValueError as e:
+                fail(str(e))
+            node.user_attrs.update(user)
+            return node
         op, defaults, scalar_pos, ignore = _resolve_op(nj["op"], mine)
         if op is None:
             fail(f"unknown operator {nj['op']!r} (not in the registry, and not an MXNet "
@@ -498,6 +509,8 @@ class _Loader:
         if self.legacy is not None and self.legacy < 900:
             entries = self.missing_inputs(op, nj["name"], entries, literals, user)
         slots = self.slots(op, entries, literals, fail)
+        if op.name == "RNN" and not mine:
+            slots = _batch_sized_states(slots)
         if not mine:  # MXNet may count outputs differently (BatchNorm: 3, ours 5)
             num_outputs = max(num_outputs, _op_outputs(op, full))
         node = Node(op, nj["name"], slots, full, num_outputs=num_outputs, user_attrs=user)
@@ -648,6 +661,28 @@ def _top_int(top: dict, key: str):
         return v
     raise ValueError(f"graph JSON: top-level attribute {key!r} must be [\"int\", n], got "
                      f"{json.dumps(v)}")
+
+
+def _batch_sized_states(slots: list) -> list:
+    """MXNet's Gluon RNN layers export their zero begin states as ``_zeros`` of shape
+    ``(layers * directions, 0, hidden)``: the 0 is the batch size, which MXNet's shape
+    inference fills from the data. Ours: the zeros broadcast to the data's batch axis."""
+    out = list(slots)
+    for pos in (2, 3):
+        e = out[pos] if pos < len(out) else None
+        if not (isinstance(e, Entry) and e.node.op is not None
+                and e.node.op.name in ("zeros", "ones")):
+            continue
+        shape = tuple(e.node.attrs.get("shape") or ())
+        if len(shape) != 3 or shape[1] != 0:
+            continue
+        one = e.node.op
+        small = Node(one, e.node.name, [], dict(e.node.attrs, shape=(shape[0], 1, shape[2])),
+                     user_attrs=e.node.user_attrs)
+        like = REGISTRY["broadcast_like"]
+        out[pos] = Entry(Node(like, f"{e.node.name}_like_data", [Entry(small, 0), out[0]],
+                              dict(like.attrs, lhs_axes=(1,), rhs_axes=(1,))), 0)
+    return out
 
 
 def _upgrade(op, name: str, attrs: dict, entries: list, version: int) -> dict:

@@ -71,6 +71,7 @@ def _mxnet_aliases() -> dict:
     add("InstanceNorm", "_instance_norm")
     add("GroupNorm", "_group_norm", ignore=("output_mean_var",))
     add("stack", "stack", ignore=("num_args",))
+    add("_rnn_param_concat", "concatenate", {"axis": 1})  # Gluon RNN layers' parameters
     return table
 
 
@@ -92,3 +93,24 @@ def _resolve_op(name: str, ours: bool):
 # MXNet's hidden attribute keys: a legacy file (before 1.9.1) may spell them without
 # the underscores, on the node or prefixed by an input's name (``weight_lr_mult``).
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+def _softmax_activation(name: str, attrs: dict, data):
+    """MXNet's ``SoftmaxActivation`` as our softmax: over axis 1 (``channel``), or over the
+    last axis (``instance``: MXNet flattens all axes but the last one into instances)."""
+    from .graph import Node
+
+    mode = attrs.pop("mode", "instance").strip().strip("'\"")
+    if attrs:
+        raise ValueError(f"unknown attribute(s) {sorted(attrs)} (SoftmaxActivation "
+                         "accepts: mode)")
+    if mode not in ("instance", "channel"):
+        raise ValueError(f"SoftmaxActivation: mode must be 'instance' or 'channel', got "
+                         f"{mode!r}")
+    op = REGISTRY["softmax"]
+    return Node(op, name, [data, None], dict(op.attrs, axis=1 if mode == "channel" else -1))
+
+
+# MXNet operators we have no registry entry for, read as our nodes:
+# ``f(name, attrs as text, data entry) -> Node``.
+EXPANSIONS = {"SoftmaxActivation": _softmax_activation}

@@ -61,6 +61,21 @@ def test_gluon_export_of_real_mxnet_matches_its_output():
     np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("prefix", ["gluon_rnn", "gluon_misc"])
+def test_more_gluon_exports_of_real_mxnet(prefix):
+    """RNN layers (``_rnn_param_concat``, begin states ``_zeros`` of batch size 0) and
+    ``SoftmaxActivation`` (both modes), ``split``, ``where``, ``norm``."""
+    block = _run(prefix, ["data"])
+    outs = block(nd.array(np.load(_f(f"{prefix}-input0.npy"))))
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    wants = sorted(f for f in os.listdir(HERE) if f.startswith(f"{prefix}-output"))
+    assert len(outs) == len(wants)
+    for i, out in enumerate(outs):
+        want = np.load(_f(f"{prefix}-output{i}.npy"))
+        np.testing.assert_allclose(out.asnumpy().reshape(want.shape), want, rtol=1e-5,
+                                   atol=1e-6, err_msg=f"{prefix}: output {i}")
+
+
 def test_load_000800():
     """MXNet's test_load_000800: the 0.8.0 file loads as the symbol it was saved from."""
     expected = json.load(open(_f("save_000800-expected.json")))

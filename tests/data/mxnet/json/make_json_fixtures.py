@@ -13,6 +13,10 @@ It writes, next to itself:
   ``composed-output{0,1,2}.npy`` (MXNet's inference outputs);
 - ``gluon-symbol.json``/``gluon-0000.params``: a Gluon ``export`` of a small conv net,
   ``gluon-input.npy``/``gluon-output.npy``;
+- ``gluon_rnn-*``: a Gluon export of LSTM and NTC GRU layers called without states
+  (``_rnn_param_concat``, begin states as ``_zeros`` of batch size 0), and ``gluon_misc-*``
+  (``SoftmaxActivation`` in both modes, ``split``, ``where``, ``norm``), with their
+  ``-input0.npy`` and ``-output{i}.npy``;
 - ``save_000800.json``: MXNet's own legacy (0.8.0) file from its unit tests, and
   ``save_000800-expected.json``: what MXNet 1.9.1 makes of it (arguments, auxiliary
   states, outputs, hidden attributes) beside the symbol that file was saved from
@@ -102,6 +106,48 @@ def gluon():
     np.save(os.path.join(HERE, "gluon-output.npy"), y.asnumpy())
 
 
+def _export(name, net, *xs):
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    xs = [mx.nd.array(x) for x in xs]
+    ys = net(*xs)
+    ys = ys if isinstance(ys, (list, tuple)) else [ys]
+    net.export(os.path.join(HERE, name))
+    for i, x in enumerate(xs):
+        np.save(os.path.join(HERE, f"{name}-input{i}.npy"), x.asnumpy())
+    for i, y in enumerate(ys):
+        np.save(os.path.join(HERE, f"{name}-output{i}.npy"), y.asnumpy())
+
+
+class _Seq(mx.gluon.HybridBlock):
+    """LSTM (bidirectional, two layers) then an NTC GRU: _rnn_param_concat and the
+    begin states as _zeros of shape (layers * directions, 0, hidden)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.lstm = mx.gluon.rnn.LSTM(5, 2, input_size=3, bidirectional=True)
+            self.gru = mx.gluon.rnn.GRU(4, layout="NTC", input_size=10)
+            self.dense = mx.gluon.nn.Dense(2, flatten=False)
+
+    def hybrid_forward(self, F, x):
+        return self.dense(self.gru(F.swapaxes(self.lstm(x), 0, 1)))
+
+
+class _Misc(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        halves = F.split(x, num_outputs=2, axis=1)
+        return (F.SoftmaxActivation(x, mode="channel"), F.SoftmaxActivation(x),
+                halves[0] * halves[1], F.where(x > 0, x, -x), F.norm(x, axis=1))
+
+
+def gluon_more():
+    rs = np.random.RandomState(7)
+    mx.random.seed(8)
+    _export("gluon_rnn", _Seq(prefix="seq_"), rs.randn(6, 2, 3).astype("float32"))
+    _export("gluon_misc", _Misc(prefix="misc_"), rs.randn(2, 4, 3).astype("float32"))
+
+
 def legacy_000800():
     src = os.path.join(MXNET_SRC, "tests", "python", "unittest", "save_000800.json")
     dst = os.path.join(HERE, "save_000800.json")
@@ -140,5 +186,6 @@ def legacy_000800():
 if __name__ == "__main__":
     composed()
     gluon()
+    gluon_more()
     legacy_000800()
     print("written to", HERE)
