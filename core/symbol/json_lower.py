@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .graph import TRAIN, Entry
+from .graph import TRAIN
 
 __all__ = ["RULES", "Unsupported", "lower_node"]
 
@@ -285,6 +285,24 @@ def _clip(w, n, attrs, ins):
     return same()(w, n, attrs, ins)
 
 
+def _pad(w, n, attrs, ins):
+    pw = attrs.get("pad_width")
+    flat = []
+    for v in (pw if isinstance(pw, (tuple, list)) else ()):
+        flat += list(v) if isinstance(v, (tuple, list)) else [v]
+    cv = attrs.get("constant_value")
+    cv = attrs.get("constant_values", 0) if cv is None else cv
+    if (len(flat) not in (8, 10) or any(flat[:4]) or not all(type(v) is int for v in flat)
+            or attrs.get("mode") not in ("constant", "edge", "reflect")
+            or not _is_number(cv)):
+        raise Unsupported(f"pad: MXNet's Pad takes 4-D or 5-D arrays padded on the spatial "
+                          f"axes only, mode constant/edge/reflect and one constant (got "
+                          f"pad_width={pw!r}, mode={attrs.get('mode')!r}, constant={cv!r})")
+    j = w.emit("Pad", n.name, {"mode": attrs["mode"], "pad_width": tuple(flat),
+                               "constant_value": float(cv)}, _arrays("pad", ins), 1)
+    return _outs(j, 1, n.num_outputs)
+
+
 _BINARY = {
     "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
     "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
@@ -310,16 +328,20 @@ _BINARY = {
 # Operators MXNet 1.9 has under our name, with our attributes (checked against its
 # argument lists, and each against its outputs in the compat tests).
 _SAME = (
-    "Activation BilinearSampler BlockGrad Convolution Deconvolution Embedding "
-    "FullyConnected GridGenerator L2Normalization LRN LeakyReLU LinearRegressionOutput "
-    "LogisticRegressionOutput MAERegressionOutput MakeLoss Pooling SequenceLast "
-    "SequenceMask SequenceReverse SoftmaxOutput UpSampling abs arccos arccosh arcsin "
-    "arcsinh arctan arctanh batch_dot broadcast_like broadcast_to cbrt ceil cos "
-    "cosh degrees dot erf erfinv exp expand_dims expm1 fix flatten flip floor gamma gammaln "
-    "gather_nd hard_sigmoid log log10 log1p log2 logical_not negative one_hot pick radians "
-    "reciprocal relu repeat rint round rsqrt sigmoid sign sin sinh slice slice_axis slice_like "
-    "smooth_l1 sqrt square squeeze take tan tanh tile topk trunc where softsign "
-    "linalg_gemm linalg_gemm2 linalg_det linalg_slogdet").split()
+    "Activation", "BilinearSampler", "BlockGrad", "Convolution", "Deconvolution", "Embedding",
+    "FullyConnected", "GridGenerator", "L2Normalization", "LRN", "LeakyReLU",
+    "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput", "MakeLoss",
+    "Pooling", "SequenceLast", "SequenceMask", "SequenceReverse", "SoftmaxOutput",
+    "UpSampling", "abs", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
+    "batch_dot", "broadcast_like", "broadcast_to", "cbrt", "ceil", "cos", "cosh", "degrees",
+    "dot", "erf", "erfinv", "exp", "expand_dims", "expm1", "fix", "flatten", "flip", "floor",
+    "gamma", "gammaln", "gather_nd", "hard_sigmoid", "log", "log10", "log1p", "log2",
+    "logical_not", "negative", "one_hot", "pick", "radians", "reciprocal", "relu", "repeat",
+    "rint", "rsqrt", "sigmoid", "sign", "sin", "sinh", "slice", "slice_axis",
+    "slice_like", "smooth_l1", "sqrt", "square", "squeeze", "take", "tan", "tanh", "tile",
+    "topk", "trunc", "where", "softsign", "linalg_gemm", "linalg_gemm2", "linalg_det",
+    "linalg_slogdet",
+)
 
 RULES: dict[str, Callable] = {name: same() for name in _SAME}
 RULES.update({name: _binary(*spec) for name, spec in _BINARY.items()})
@@ -343,6 +365,8 @@ RULES.update({
     "copy": same("_copy"),
     "cast": same("Cast"),
     "clip": _clip,
+    "round": same(drop={"decimals": 0}),
+    "pad": _pad,
     "argmax": same(drop={"dtype": "float32"}),
     "argmin": same(drop={"dtype": "float32"}),
 })

@@ -94,6 +94,8 @@ CASES = {
     "gru_bidirectional": lambda: _rnn(rnn.GRU(6, 2, input_size=4, bidirectional=True),
                                       _r(5, 2, 4)),
     "lstm_ntc": lambda: _rnn(rnn.LSTM(6, layout="NTC", input_size=4), _r(2, 5, 4)),
+    "reflection_pad": lambda: (_seq(nn.ReflectionPad2D(1), nn.Conv2D(2, 3)), _r(1, 2, 5, 5)),
+    "resnet18_v2": lambda: (vision.resnet18_v2(classes=10), _r(1, 3, 32, 32)),
     "resnet18_v1": lambda: (vision.resnet18_v1(classes=10), _r(1, 3, 32, 32)),
     "mobilenet0_25": lambda: (vision.mobilenet0_25(classes=10), _r(1, 3, 32, 32)),
     "mobilenet_v2_0_25": lambda: (vision.mobilenet_v2_0_25(classes=10), _r(1, 3, 32, 32)),
@@ -130,7 +132,8 @@ def test_real_mxnet_runs_our_export(case, tmp_path):
     xs = x if isinstance(x, list) else [x]
     ours = [o.asnumpy() for o in _flat(net(*xs))]
     sym_file, param_file = net.export(os.fspath(tmp_path / "net"))
-    doc = json.loads(open(sym_file).read())
+    with open(sym_file) as f:
+        doc = json.load(f)
     assert all("training" not in n.get("attrs", {}) for n in doc["nodes"])
     assert not any(n["op"].startswith("_") and n["op"] not in _MX_INTERNAL for n in doc["nodes"])
     params = set(nd.load(param_file))
@@ -195,7 +198,7 @@ def test_export_round_trip_here_keeps_batchnorm_modes(tmp_path):
     sym_file, param_file = net.export(os.fspath(tmp_path / "bn"))
     back = SymbolBlock.imports(sym_file, ["data"], param_file)
     np.testing.assert_allclose(back(x).asnumpy(), y.asnumpy(), rtol=1e-5, atol=1e-6)
-    mean = back.collect_params()[[k for k in back.collect_params() if "running_mean" in k][0]]
+    mean = back.collect_params()[next(k for k in back.collect_params() if "running_mean" in k)]
     before = mean.data().asnumpy().copy()
     with autograd.record():
         back(x)
