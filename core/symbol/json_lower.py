@@ -303,6 +303,66 @@ def _pad(w, n, attrs, ins):
     return _outs(j, 1, n.num_outputs)
 
 
+def _ndim(n, pos: int = 0):
+    e = n.inputs[pos] if pos < len(n.inputs) else None
+    avals = getattr(getattr(e, "node", None), "avals", None)
+    return len(avals[e.index].shape) if avals and e.index < len(avals) else None
+
+
+def _getitem(w, n, attrs, ins):
+    """Basic indexing (ints, slices, ``...``) as MXNet's ``slice`` (+ ``squeeze``)."""
+    key = attrs.get("key")
+    key = key if isinstance(key, tuple) else (key,)
+    ndim = _ndim(n)
+    if not all(k is Ellipsis or type(k) is int or isinstance(k, slice) for k in key):
+        raise Unsupported(f"_getitem: key {key!r} (only ints, slices and ... have an MXNet "
+                          "spelling)")
+    ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
+    if ellipses:
+        if ndim is None or len(ellipses) > 1:
+            raise Unsupported(f"_getitem: key {key!r} (Ellipsis needs the input's rank)")
+        k = ellipses[0]
+        key = key[:k] + (slice(None),) * (ndim - len(key) + 1) + key[k + 1:]
+    begin, end, step, drop = [], [], [], []
+    for axis, k in enumerate(key):
+        if type(k) is int:
+            begin.append(k)
+            end.append(k + 1 if k != -1 else None)
+            step.append(None)
+            drop.append(axis)
+        elif isinstance(k, slice) and all(v is None or type(v) is int
+                                          for v in (k.start, k.stop, k.step)):
+            if k.step is not None and k.step < 0 and (k.start is None or k.stop is None):
+                raise Unsupported(f"_getitem: the negative-step slice {k!r}")
+            begin.append(k.start)
+            end.append(k.stop)
+            step.append(k.step)
+        else:
+            raise Unsupported(f"_getitem: key {key!r} (only ints, slices and ... have an "
+                              "MXNet spelling)")
+    data = _arrays("_getitem", ins)
+    name = f"{n.name}_slice" if drop else n.name
+    j = w.emit("slice", name, {"begin": tuple(begin), "end": tuple(end), "step": tuple(step)},
+               data, 1)
+    if drop:
+        j = w.emit("squeeze", n.name, {"axis": tuple(drop)}, [[j, 0]], 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _bias_act(w, n, attrs, ins):
+    """``act(data + bias)`` with ``bias`` along ``axis``: Reshape, broadcast_add, Activation."""
+    ndim, axis = _ndim(n), attrs.get("axis", -1)
+    if ndim is None or not -ndim <= axis < ndim:
+        raise Unsupported(f"_bias_act: axis {axis} of an input of unknown rank")
+    axis %= ndim
+    data, bias = _arrays("_bias_act", ins)
+    shape = (1,) * axis + (-1,) + (1,) * (ndim - axis - 1)
+    r = w.emit("Reshape", f"{n.name}_bias", {"shape": shape}, [bias], 1)
+    a = w.emit("broadcast_add", f"{n.name}_add", {}, [data, [r, 0]], 1)
+    j = w.emit("Activation", n.name, {"act_type": attrs.get("act_type", "relu")}, [[a, 0]], 1)
+    return _outs(j, 1, n.num_outputs)
+
+
 _BINARY = {
     "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
     "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
@@ -366,6 +426,8 @@ RULES.update({
     "cast": same("Cast"),
     "clip": _clip,
     "round": same(drop={"decimals": 0}),
+    "_getitem": _getitem,
+    "_bias_act": _bias_act,
     "pad": _pad,
     "argmax": same(drop={"dtype": "float32"}),
     "argmin": same(drop={"dtype": "float32"}),

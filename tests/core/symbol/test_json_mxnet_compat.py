@@ -226,7 +226,24 @@ def _sweep_cases():
                                  s.hard_sigmoid(x), s.LeakyReLU(x, act_type="leaky", slope=0.2),
                                  s.SequenceMask(x), s.SequenceReverse(x), s.SequenceLast(x)],
     })
+    cases["traced_getitem_bias_act"] = _traced
     return cases
+
+
+def _traced(x, y):
+    """Operators only tracing makes: indexing (``_getitem``) and Gluon's ``_bias_act``."""
+    from core.ops import F
+    from core.symbol.symbol import Symbol
+    from core.symbol.trace import Tracer
+
+    with Tracer() as t:
+        a = t.variable("x", (2, 3, 4), "float32")
+        b = t.variable("y", (2, 3, 4), "float32")
+        outs = [a[1], a[:, 1:3], a[0, ::2, -1], a[..., 1], a[-1, :, 1:4:2],
+                F._bias_act(a, b[0, 0], act_type="tanh", axis=-1),
+                F._bias_act(a, b[0, :, 0], act_type="sigmoid", axis=1)]
+    g = t.graph(outs)
+    return [Symbol.from_graph(g)[i] for i in range(len(outs))]
 
 
 _SWEEP_SCRIPT = """
@@ -262,10 +279,14 @@ def test_real_mxnet_computes_our_lowered_operators(tmp_path):
         used |= {n.op.name for n in g.graph.op_nodes()}
         d = tmp_path / case
         d.mkdir()
-        (d / "s.json").write_text(graph_to_json(g.graph, strict=True))
+        text = graph_to_json(g.graph, strict=True)
+        (d / "s.json").write_text(text)
         np.save(d / "x.npy", x_val)
         np.save(d / "y.npy", y_val)
         ours[case] = [o.asnumpy() for o in g.eval(x=nd.array(x_val), y=nd.array(y_val))]
+        again = sym.load_json(text).eval(x=nd.array(x_val), y=nd.array(y_val))
+        for i, (a, b) in enumerate(zip(ours[case], again)):  # and we read it back
+            np.testing.assert_allclose(b.asnumpy(), a, rtol=1e-6, err_msg=f"{case}: {i}")
     failed = json.loads(run_mxnet(_SWEEP_SCRIPT.format(root=os.fspath(tmp_path))))
     assert not failed, failed
     for case, outs in ours.items():
