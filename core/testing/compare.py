@@ -179,11 +179,9 @@ def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=("
 
 def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")) -> None:
     """:func:`assert_almost_equal` after zeroing the elements where either side is NaN."""
-    a, b = np.array(asnumpy(a)), np.array(asnumpy(b))
+    a, b = np.asarray(asnumpy(a)), np.asarray(asnumpy(b))
     mask = np.logical_or(np.isnan(a), np.isnan(b))
-    a[mask] = 0
-    b[mask] = 0
-    assert_almost_equal(a, b, rtol, atol, names)
+    assert_almost_equal(np.where(mask, 0, a), np.where(mask, 0, b), rtol, atol, names)
 
 
 def assert_exception(f: Callable, exception_type, *args, **kwargs) -> None:

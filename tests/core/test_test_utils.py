@@ -329,3 +329,15 @@ def test_star_import_gives_mx_under_the_alias():
     assert "mx" not in tu.__all__
     with pytest.raises(AttributeError, match="no 'mxnet' module"):
         tu.mx
+
+
+def test_all_null_grad_reqs_and_0d_ignore_nan():
+    # MXNet's test_operator.py: grad_nodes={'X': 'null'} checks the gradient is untouched
+    x = S.var("X")
+    tu.check_numeric_gradient(x * 2, [np.ones(3)], grad_nodes={"X": "null"}, dtype=np.float64)
+    tu.check_symbolic_backward(x * 2, [np.ones(3)], [np.ones(3)], {"X": np.zeros(3)},
+                               grad_req="null")
+    tu.assert_almost_equal_ignore_nan(np.float32(np.nan), np.array(1.0))  # 0-d arrays
+    tu.assert_almost_equal_ignore_nan(np.array(2.0), np.array(2.0))
+    with pytest.raises(AssertionError):
+        tu.assert_almost_equal_ignore_nan(np.array(2.0), np.array(3.0))
