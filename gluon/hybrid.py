@@ -16,6 +16,7 @@ Code whose control flow depends on array values (``if x.sum() > 0:``,
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 from core import autograd
@@ -237,8 +238,11 @@ def compose_symbol(block, args, kwargs):
         raise TypeError(f"{type(block).__name__} '{block.name}': inputs must be all Symbols or "
                         f"all NDArrays, got {len(arrays)} NDArray(s) among Symbols")
     params = {k: parameter_variable(p) for k, p in block._reg_params.items()}
+    # A block with an empty prefix names its nodes in its parent's scope, continuing its
+    # counters (MXNet's model-zoo stages: "stage1_activation0", "stage1_activation1").
+    names = contextlib.nullcontext() if block._empty_prefix else sym.Prefix(block.prefix)
     try:
-        with block.name_scope(), sym.Prefix(block.prefix):
+        with block.name_scope(), names:
             return block.hybrid_forward(sym, *args, **params, **kwargs)
     except AttributeError as e:
         # hybrid_forward read an array property (x.shape, x.ndim) a Symbol lacks: trace
@@ -259,6 +263,16 @@ def _full_variable(a) -> bool:
     return bool(shape) and None not in shape
 
 
+def _compose_symbol_block(block, args):
+    """A SymbolBlock on Symbols: its symbol with the inputs replaced (MXNet's
+    ``SymbolBlock.forward`` on Symbols)."""
+    if len(args) != len(block._input_names):
+        raise TypeError(f"SymbolBlock: called with {len(args)} Symbol(s) for "
+                        f"{len(block._input_names)} input(s) ({', '.join(block._input_names)})")
+    out = block._symbol(**dict(zip(block._input_names, args)))
+    return out if len(out) == 1 else list(out)
+
+
 def symbolic_call(block, args):
     """``block(sym.var("data", shape=...))`` for a block without ``hybrid_forward``: trace
     ``block`` on the variables' shapes and return the Symbol of its outputs (parameters
@@ -268,6 +282,8 @@ def symbolic_call(block, args):
     from core.symbol.shape_infer import parse_dtype
     from core.symbol.symbol import Symbol
 
+    if hasattr(block, "_symbol") and hasattr(block, "_input_names"):
+        return _compose_symbol_block(block, args)
     arrays = []
     specs = []
     for a in args:

@@ -258,3 +258,27 @@ def test_unrolled_cells_name_their_nodes_as_mxnet():
     assert sym.Group(outputs).list_outputs() == ["bi_t0_output", "bi_t1_output", "bi_t2_output"]
     merged, _ = bi.unroll(3, steps, merge_outputs=True)
     assert merged.list_outputs() == ["bi_out_output"]
+
+
+def test_empty_prefix_blocks_continue_the_parent_counters():
+    class Act(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.Activation(x, act_type="relu")
+
+    stage = nn.HybridSequential(prefix="stage1_")
+    with stage.name_scope():
+        stage.add(Act(prefix=""), Act(prefix=""))
+    out = stage(sym.var("data"))
+    names = out.get_internals().list_outputs()
+    assert names == ["data", "stage1_activation0_output", "stage1_activation1_output"]
+
+
+def test_symbol_block_on_symbols_composes():
+    from gluon import SymbolBlock
+
+    data = sym.var("data")
+    inner = sym.FullyConnected(data, num_hidden=3, name="fc")
+    block = SymbolBlock(inner, data)
+    out = block(sym.relu(sym.var("x"), name="pre"))
+    assert out.list_arguments() == ["x", "fc_weight", "fc_bias"]
+    assert out.infer_shape(x=(2, 5))[1] == [(2, 3)]
