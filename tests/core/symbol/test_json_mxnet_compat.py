@@ -330,3 +330,52 @@ def test_files_of_format_version_1_still_load():
     assert nodes["d"].attrs["training"] is TRAIN
     assert nodes["a"].inputs[1] == 1
     assert s.eval(x=nd.array([1.0, 2.0]))[0].asnumpy().tolist() == [2.0, 3.0]
+
+
+def _node_graph(op_name, n_inputs, **attrs):
+    from core.ops.registry import REGISTRY
+    from core.symbol.graph import Entry, Graph, Node
+
+    op = REGISTRY[op_name]
+    xs = [Node(None, name) for name in ("x", "y", "z", "u", "v")[:n_inputs]]
+    node = Node(op, "n0", [Entry(x, 0) for x in xs], dict(op.attrs, **attrs),
+                num_outputs=5 if op_name == "BatchNorm" else 2 if op_name == "Dropout" else 1)
+    return Graph([Entry(node, 0)])
+
+
+def test_internal_operators_never_reach_a_strict_file():
+    from core.symbol.json_io import graph_to_json
+
+    g = _node_graph("_act_grad", 2, act_type="relu")
+    with pytest.raises(ValueError, match=r"node 2 \('n0', op '_act_grad'\): MXNet 1.9 cannot "
+                                         r"load this node: '_act_grad' is an internal operator"):
+        graph_to_json(g, strict=True)
+    text = graph_to_json(g)  # not strict: our own spelling, marked
+    node = json.loads(text)["nodes"][2]
+    assert node["op"] == "_act_grad" and node["attrs"]["__kbackend__"] == "1"
+
+
+def test_fixed_training_modes_are_written_the_mxnet_way():
+    from core.symbol.json_io import graph_from_json, graph_to_json
+
+    def written(g):
+        return json.loads(graph_to_json(g, strict=True))["nodes"][-1]
+
+    bn = written(_node_graph("BatchNorm", 5, training=False))
+    assert bn["op"] == "BatchNorm" and bn["attrs"]["use_global_stats"] == "True"
+    assert "training" not in bn["attrs"]
+    with pytest.raises(ValueError, match="BatchNorm with training fixed to True"):
+        graph_to_json(_node_graph("BatchNorm", 5, training=True), strict=True)
+    assert written(_node_graph("Dropout", 1, training=True))["attrs"]["mode"] == "always"
+    assert written(_node_graph("Dropout", 1, training=False))["op"] == "_copy"
+    # and they read back with the same meaning
+    x = nd.array(np.ones((4, 8), dtype="float32"))
+    from core.symbol.graph import evaluate
+
+    for is_train in (False, True):
+        g = graph_from_json(graph_to_json(_node_graph("Dropout", 1, training=False, p=0.5)))
+        assert evaluate(g, {"x": x}, is_train=is_train)[0][0].asnumpy().tolist() == \
+            x.asnumpy().tolist()
+    g = graph_from_json(graph_to_json(_node_graph("Dropout", 1, training=True, p=0.5)))
+    out = evaluate(g, {"x": x}, is_train=False)[0][0].asnumpy()
+    assert set(np.unique(out)) <= {0.0, 2.0} and (out == 0).any()
