@@ -1,9 +1,8 @@
-"""MXNet 1.x's ``mx.sym``: every registered operator on Symbols, under ``core.nd``'s names.
+"""MXNet 1.x's ``mx.sym``: a thin alias of :mod:`core.symbol`, Symbol's one home.
 
-Calling a function adds a node to a graph instead of computing (see
-:mod:`core.symbol.symbol` for :class:`Symbol` and :mod:`core.sym._compose` for how
-arguments bind and parameters are created). ``sym.var`` is MXNet's variable
-constructor (``core.nd.var``, the variance, is not available under that name here).
+Every registered operator is callable here on Symbols under ``core.nd``'s names;
+``core.sym.<name>`` is ``core.symbol.<name>`` (the same objects). ``sym.var`` is MXNet's
+variable constructor (``core.nd.var``, the variance, is not available under that name).
 
 Example:
     >>> from core import sym
@@ -15,24 +14,9 @@ Example:
     >>> net.infer_shape(data=(5, 7))[0]
     [(5, 7), (3, 7), (3,)]
 """
-from .. import ops as _ops  # noqa: F401 - registers the operators
-from . import _compose
+from .. import symbol as _symbol
+from ..symbol import *  # noqa: F403
 
-globals().update(_compose.namespace(""))
+globals().update(_symbol.operator_functions())
 
-from ..symbol.symbol import Symbol  # noqa: F401
-from ._base import (  # noqa: F401
-    AttrScope,
-    Group,
-    NameManager,
-    Prefix,
-    Variable,
-    load,
-    load_json,
-    var,
-)
-from ._compose import BlockGrad, concat, stack  # noqa: F401
-
-stop_gradient = BlockGrad
-
-from . import contrib, linalg, random  # noqa: F401
+from . import contrib, linalg, random  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""MXNet 1.x ``sym.contrib`` names (the operators of ``nd.contrib``, on Symbols)."""
-from ._compose import namespace as _namespace
+"""``core.sym.contrib`` is :mod:`core.symbol.contrib` (MXNet 1.x ``sym.contrib``)."""
+from ..symbol import contrib as _module
 
-globals().update(_namespace("contrib"))
+globals().update({k: v for k, v in vars(_module).items() if not k.startswith("__")})

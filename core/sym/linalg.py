@@ -1,4 +1,4 @@
-"""MXNet 1.x ``sym.linalg`` names (the operators of ``nd.linalg``, on Symbols)."""
-from ._compose import namespace as _namespace
+"""``core.sym.linalg`` is :mod:`core.symbol.linalg` (MXNet 1.x ``sym.linalg``)."""
+from ..symbol import linalg as _module
 
-globals().update(_namespace("linalg"))
+globals().update({k: v for k, v in vars(_module).items() if not k.startswith("__")})

@@ -1,4 +1,4 @@
-"""MXNet 1.x ``sym.random`` names (the operators of ``nd.random``, on Symbols)."""
-from ._compose import namespace as _namespace
+"""``core.sym.random`` is :mod:`core.symbol.random` (MXNet 1.x ``sym.random``)."""
+from ..symbol import random as _module
 
-globals().update(_namespace("random"))
+globals().update({k: v for k, v in vars(_module).items() if not k.startswith("__")})

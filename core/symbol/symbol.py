@@ -566,7 +566,7 @@ def _same(a, b) -> bool:
 
 
 def _compose(opname, *inputs) -> Symbol:
-    from ..sym._base import compose
+    from .constructors import compose
 
     return compose(REGISTRY[opname], list(inputs), {})
 
@@ -599,11 +599,11 @@ _LAZY = ("Group", "NameManager", "Prefix", "Variable", "compose", "load", "load_
 
 
 def __getattr__(name: str):
-    """``var``, ``Group``, ``load``, ... live in ``core.sym._base`` (which imports this
-    module); they are reachable here too."""
+    """``var``, ``Group``, ``load``, ... live in ``core.symbol.constructors`` (which
+    imports this module); they are reachable here too."""
     if name in _LAZY:
-        from ..sym import _base
+        from . import constructors
 
-        return getattr(_base, name)
+        return getattr(constructors, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
