@@ -405,6 +405,20 @@ class NDArray(NumpyMethods):
 
         return _call_generic(_R["slice"], (self,), {"begin": begin, "end": end, "step": step})
 
+    def to_dlpack_for_read(self):
+        """MXNet's ``to_dlpack_for_read``: a DLPack handle of this array's data (shared
+        memory), for ``nd.from_dlpack``, ``numpy.from_dlpack``, ``torch.from_dlpack``."""
+        if self._var is not None:
+            _engine._wait_read(self, "to_dlpack_for_read")
+        return _DLPackHandle(self._data)
+
+    def to_dlpack_for_write(self):
+        """MXNet's ``to_dlpack_for_write``: as :meth:`to_dlpack_for_read`, after pending
+        work on the array is done (the consumer may write the shared memory)."""
+        if self._var is not None:
+            _engine._wait_write(self, "to_dlpack_for_write")
+        return _DLPackHandle(self._data)
+
     def tostype(self, stype: str) -> NDArray:
         """MXNet's ``tostype``: only ``'default'`` (dense: a copy) exists here.
 
@@ -416,7 +430,13 @@ class NDArray(NumpyMethods):
                              "(stype='default') exist here")
         return self.copy()
 
-    def transpose(self, *axes) -> NDArray:
+    def transpose(self, *axes, **kwargs) -> NDArray:
+        if "axes" in kwargs:  # MXNet's fluent transpose(axes=...)
+            if axes:
+                raise TypeError("transpose: give the axes positionally or as axes=, not both")
+            axes = (kwargs.pop("axes"),)
+        if kwargs:
+            raise TypeError(f"transpose: unexpected arguments {sorted(kwargs)}")
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return _invoke(_R["transpose"], (self,), {"axes": tuple(axes) if axes else None})
@@ -461,7 +481,12 @@ class NDArray(NumpyMethods):
             raise AbstractValueError("abstract evaluation: an abstract array was written into "
                                      "a concrete one")
         try:
-            self._data[key] = v
+            try:
+                self._data[key] = v
+            except ValueError:
+                if getattr(v, "size", 0) != 1 or not getattr(v, "ndim", 0):
+                    raise
+                self._data[key] = v.reshape(())  # MXNet: a 1-element array fills one element
         except (ValueError, TypeError, IndexError) as e:
             raise type(e)(f"__setitem__: cannot assign a value of shape "
                           f"{getattr(v, 'shape', ())} to index {key!r} of an array of shape "
@@ -602,6 +627,22 @@ class NDArray(NumpyMethods):
         # MXNet's NDArray allow): the values and the context, never the autograd graph.
         # Files are written by core.serialization, which loads without pickle.
         return _unpickle, (self.asnumpy(), self._ctx.device_type, self._ctx.device_id)
+
+
+class _DLPackHandle:
+    """What ``to_dlpack_for_read``/``_write`` return: an object with the DLPack protocol
+    (MXNet returns a raw capsule; consumers today take objects with ``__dlpack__``)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        self._data = data
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
 
 
 def _unpickle(data, device_type: str, device_id: int) -> NDArray:

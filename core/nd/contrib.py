@@ -3,3 +3,25 @@ from .. import ops as _ops  # noqa: F401
 from ..ops.namespace import namespace as _namespace
 
 globals().update(_namespace("nd", "contrib"))
+
+
+def _float_test(name):
+    def f(data, out=None):
+        from ..ops import F
+
+        res = F.cast(getattr(F, name)(data), dtype="float32")
+        if out is not None:
+            from ..ops.namespace import write_out
+
+            return write_out(f"contrib.{name}", out, res)
+        return res
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"MXNet's ``nd.contrib.{name}``: ``{name}`` elementwise, as float32 "
+                 "0/1 (MXNet's type).")
+    return f
+
+
+isinf = _float_test("isinf")
+isfinite = _float_test("isfinite")
+isnan = _float_test("isnan")

@@ -9,6 +9,7 @@ in ``core.nd`` only (``core.sym`` keeps its operators).
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy
@@ -24,8 +25,11 @@ _GEN = _namespace("nd")  # the generated functions these wrap
 # of the same array shares its memory too, as in MXNet)
 _SHARED: dict = {}
 
-__all__ = ["CachedOp", "concatenate", "empty", "from_numpy", "full", "imdecode", "normal",
-           "onehot_encode", "ones", "uniform", "zeros"]
+__all__ = ["CachedOp", "SliceChannel", "argmax_channel", "broadcast_axes", "broadcast_axis",
+           "concatenate", "empty", "from_numpy", "full", "imdecode", "nanprod", "normal",
+           "onehot_encode", "ones", "rcbrt", "reshape_like", "shape_array", "size_array",
+           "split", "split_v2", "to_dlpack_for_read", "to_dlpack_for_write", "uniform",
+           "zeros"]
 
 
 def check_stype(name: str, stype) -> None:
@@ -255,6 +259,149 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index: int = 0, channels
                          f"{tuple(out.shape)}")
     out[index] = array(res, ctx=out.context, dtype=out.dtype)
     return out
+
+
+# ------------------------------------------------------------------ small legacy operators
+def argmax_channel(data, out=None) -> NDArray:
+    """MXNet's ``argmax_channel``: the float32 argmax along axis 1.
+
+    Example:
+        >>> from core import nd
+        >>> nd.argmax_channel(nd.array([[0, 1, 2], [5, 4, 3]])).asnumpy().tolist()
+        [2.0, 0.0]
+    """
+    return _GEN["argmax"](data, axis=1, out=out)
+
+
+def shape_array(data) -> NDArray:
+    """MXNet's ``shape_array``: the shape as an int64 array."""
+    return array(numpy.array(data.shape, dtype=numpy.int64), ctx=data.context,
+                 dtype=numpy.int64)
+
+
+def size_array(data) -> NDArray:
+    """MXNet's ``size_array``: the number of elements as an int64 array of one element."""
+    return array(numpy.array([data.size], dtype=numpy.int64), ctx=data.context,
+                 dtype=numpy.int64)
+
+
+def split(data, *args, **kwargs):
+    """MXNet's ``split`` (``SliceChannel``): a list of arrays (the array itself for one
+    output).
+
+    Example:
+        >>> from core import nd
+        >>> [a.shape for a in nd.split(nd.ones((2, 6)), num_outputs=3)]
+        [(2, 2), (2, 2), (2, 2)]
+    """
+    out = _GEN["split"](data, *args, **kwargs)
+    if isinstance(out, tuple):
+        return out[0] if len(out) == 1 else list(out)
+    return out
+
+
+SliceChannel = split
+
+
+def split_v2(ary, indices_or_sections, axis: int = 0, squeeze_axis: bool = False):
+    """MXNet's ``split_v2``: NumPy's ``split`` (equal sections, or the split indices);
+    a list of arrays."""
+    out = _GEN["split"](ary, indices_or_sections=indices_or_sections, axis=axis,
+                        squeeze_axis=squeeze_axis)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def broadcast_axis(data, axis=(), size=(), out=None) -> NDArray:
+    """MXNet's ``broadcast_axis``/``broadcast_axes``: broadcast the length-1 axes ``axis``
+    to ``size``.
+
+    Example:
+        >>> from core import nd
+        >>> nd.broadcast_axis(nd.ones((2, 1)), axis=1, size=3).shape
+        (2, 3)
+    """
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    sizes = (size,) if isinstance(size, int) else tuple(size)
+    if len(axes) != len(sizes):
+        raise ValueError(f"broadcast_axis: {len(axes)} axes but {len(sizes)} sizes "
+                         f"(axis={axis}, size={size})")
+    shape = list(data.shape)
+    for a, n in zip(axes, sizes):
+        if not -len(shape) <= a < len(shape) or shape[a] != 1:
+            raise ValueError(f"broadcast_axis: axis {a} of shape {tuple(data.shape)} must "
+                             "exist and have length 1")
+        shape[a] = int(n)
+    res = _GEN["broadcast_to"](data, shape=tuple(shape))
+    return res if out is None else write_out("broadcast_axis", out, res)
+
+
+broadcast_axes = broadcast_axis
+
+
+def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None,
+                 out=None) -> NDArray:
+    """MXNet's ``reshape_like``: ``lhs`` reshaped to ``rhs``'s shape, or its axes
+    ``[lhs_begin, lhs_end)`` replaced by ``rhs``'s ``[rhs_begin, rhs_end)``."""
+    ls, rs = tuple(lhs.shape), tuple(rhs.shape)
+
+    def span(shape, b, e):
+        b = 0 if b is None else b % (len(shape) + 1) if b < 0 else b
+        e = len(shape) if e is None else e % (len(shape) + 1) if e < 0 else e
+        return b, e
+
+    lb, le = span(ls, lhs_begin, lhs_end)
+    rb, re_ = span(rs, rhs_begin, rhs_end)
+    shape = ls[:lb] + rs[rb:re_] + ls[le:]
+    if math.prod(shape) != lhs.size:
+        raise ValueError(f"reshape_like: cannot reshape {ls} to {shape} (lhs axes "
+                         f"[{lb}, {le}) replaced by rhs {rs} axes [{rb}, {re_}))")
+    res = lhs.reshape(shape)
+    return res if out is None else write_out("reshape_like", out, res)
+
+
+def nanprod(data, axis=None, keepdims: bool = False, exclude: bool = False, out=None):
+    """MXNet's ``nanprod``: the product with NaNs counted as 1."""
+    clean = _GEN["where"](_GEN["isnan"](data), _GEN["ones_like"](data), data)
+    return _GEN["prod"](clean, axis=axis, keepdims=keepdims, exclude=exclude, out=out)
+
+
+def rcbrt(data, out=None) -> NDArray:
+    """MXNet's ``rcbrt``: ``1 / cbrt(data)``."""
+    res = _GEN["reciprocal"](_GEN["cbrt"](data))
+    return res if out is None else write_out("rcbrt", out, res)
+
+
+def to_dlpack_for_read(data: NDArray):
+    """MXNet's ``nd.to_dlpack_for_read(x)`` (``x.to_dlpack_for_read()``)."""
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data: NDArray):
+    """MXNet's ``nd.to_dlpack_for_write(x)`` (``x.to_dlpack_for_write()``)."""
+    return data.to_dlpack_for_write()
+
+
+# MXNet's fluent methods (``x.degrees()`` is ``nd.degrees(x)``) that NDArray lacks
+_FLUENT = ("argmax_channel", "broadcast_axes", "degrees", "nanprod", "pad", "radians",
+           "rcbrt", "reshape_like", "shape_array", "size_array", "slice_like", "softmin",
+           "split_v2")
+
+
+def _fluent_method(name):
+    def method(self, *args, **kwargs):
+        from .. import nd as _nd
+
+        return getattr(_nd, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"Same as ``nd.{name}`` with this array as its first argument."
+    return method
+
+
+for _name in _FLUENT:
+    if not hasattr(NDArray, _name):
+        setattr(NDArray, _name, _fluent_method(_name))
+NDArray.split = _fluent_method("split")  # a list, as MXNet's (the operator gives a tuple)
 
 
 class CachedOp:

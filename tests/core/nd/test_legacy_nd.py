@@ -259,3 +259,51 @@ def test_imdecode_chw_bgr_float32():
     assert out[0].asnumpy().sum() == 0
     mean = nd.ones((3, 5, 4))
     np.testing.assert_array_equal(nd.imdecode(buf, mean=mean).asnumpy(), a.asnumpy() - 1)
+
+
+def test_fluent_methods_and_small_legacy_operators():
+    x = nd.array(np.random.default_rng(1).uniform(size=(5, 17, 1)))
+    for name in ("degrees", "radians", "rcbrt", "softmin", "argmax_channel"):
+        np.testing.assert_allclose(getattr(x, name)().asnumpy(), getattr(nd, name)(x).asnumpy())
+    np.testing.assert_allclose(x.degrees().asnumpy(), np.degrees(x.asnumpy()), rtol=1e-6)
+    np.testing.assert_allclose(nd.rcbrt(x).asnumpy(), 1 / np.cbrt(x.asnumpy()), rtol=1e-5)
+    assert nd.argmax_channel(nd.array([[0, 1, 2], [5, 4, 3]])).asnumpy().tolist() == [2, 0]
+    assert x.shape_array().asnumpy().tolist() == [5, 17, 1]
+    assert x.shape_array().dtype == np.int64 and x.size_array().asnumpy().tolist() == [85]
+    parts = nd.split_v2(x, (1, 3), axis=0)
+    assert [p.shape for p in parts] == [(1, 17, 1), (2, 17, 1), (2, 17, 1)]
+    assert isinstance(nd.split(x, num_outputs=5, axis=0), list)
+    assert isinstance(x.split(num_outputs=5, axis=0), list)
+    assert isinstance(nd.split(x, num_outputs=1, axis=0), nd.NDArray)
+    assert x.broadcast_axes(axis=(2,), size=(4,)).shape == (5, 17, 4)
+    with pytest.raises(ValueError, match="broadcast_axis: axis 1 of shape"):
+        nd.broadcast_axis(x, axis=1, size=3)
+    y = nd.ones((5, 17, 2, 3))
+    assert y.reshape_like(nd.ones((30, 17))).shape == (30, 17)
+    assert nd.reshape_like(y, nd.ones((6, 5)), lhs_begin=2, lhs_end=4, rhs_begin=0,
+                           rhs_end=1).shape == (5, 17, 6)
+    v = nd.array([2.0, np.nan, 3.0])
+    assert nd.nanprod(v).item() == 6.0
+    assert x.transpose(axes=(1, 0, 2)).shape == (17, 5, 1)
+
+
+def test_contrib_isinf_isnan_isfinite_are_float():
+    v = nd.array([np.inf, -np.inf, np.nan, 5.0])
+    assert nd.contrib.isinf(v).asnumpy().tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert nd.contrib.isnan(v).asnumpy().tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert nd.contrib.isfinite(v).asnumpy().tolist() == [0.0, 0.0, 0.0, 1.0]
+    assert nd.contrib.isinf(v).dtype == np.float32
+
+
+def test_dlpack_handles_and_one_element_assignment():
+    a = nd.ones((2, 3))
+    b = nd.from_dlpack(a.to_dlpack_for_read())
+    c = nd.from_dlpack(nd.to_dlpack_for_write(a))
+    c[0, 0] = 5
+    assert a[0, 0].item() == 5 and b[0, 0].item() == 5  # the memory is shared
+    assert np.from_dlpack(a.to_dlpack_for_read()).shape == (2, 3)
+    z = nd.zeros(1)
+    z[0] = np.array([47.844944], dtype=np.float32)  # MXNet: a 1-element array fills one
+    assert z.asnumpy().tolist() == [np.float32(47.844944)]
+    with pytest.raises(ValueError, match="__setitem__: cannot assign"):
+        z[0] = np.ones(2)
