@@ -307,3 +307,17 @@ def test_dlpack_handles_and_one_element_assignment():
     assert z.asnumpy().tolist() == [np.float32(47.844944)]
     with pytest.raises(ValueError, match="__setitem__: cannot assign"):
         z[0] = np.ones(2)
+
+
+def test_internal_crop_assign():
+    x = nd.ones((2, 3, 4))
+    assert nd.crop(x, begin=(0, 0, 0), end=(2, 1, 3)).shape == (2, 1, 3)
+    r = nd._internal._crop_assign(x, nd.zeros((2, 1, 3)), begin=(0, 0, 0), end=(2, 1, 3),
+                                  out=x)
+    want = np.ones((2, 3, 4))
+    want[0:2, 0:1, 0:3] = 0
+    assert r is x and (x.asnumpy() == want).all()
+    y = nd._internal._crop_assign_scalar(nd.ones((2, 3)), scalar=5, begin=(None, 1),
+                                         end=(None, None), step=(None, 2))
+    assert y.asnumpy().tolist() == [[1.0, 5.0, 1.0], [1.0, 5.0, 1.0]]
+    assert nd._internal._adamw_update.op is nd.contrib.adamw_update.op
