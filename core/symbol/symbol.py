@@ -192,6 +192,20 @@ class Symbol:
             return None
         return Symbol(ins, _keep_updates(ins, self._updates))
 
+    def _gen_atomic_symbol(self) -> Symbol:
+        """A new node of the output node's operator and attributes on fresh variables
+        (MXNet's atomic symbol of this operator, composable again)."""
+        if len({e.node.id for e in self._outputs}) != 1:
+            raise ValueError("_gen_atomic_symbol: only for the outputs of one node, this "
+                             f"symbol has {', '.join(self.list_outputs())}")
+        n = self._outputs[0].node
+        if n.op is None:
+            raise ValueError(f"_gen_atomic_symbol: {n.name!r} is a variable, not an operator")
+        from .compose import bind_call
+
+        attrs = {k: v for k, v in n.attrs.items() if k in n.op.attrs}
+        return bind_call(n.op, (), dict(attrs, name=n.name))
+
     def __len__(self) -> int:
         return len(self._outputs)
 

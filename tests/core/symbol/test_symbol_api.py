@@ -122,3 +122,15 @@ def test_py_str_and_mx_real_t():
     from gluon.compat import util
 
     assert util.py_str(b"fc1") == "fc1" and util.mx_real_t is np.float32
+
+
+def test_gen_atomic_symbol():
+    s = sym.RNN(sym.var("data"), sym.var("param"), sym.var("h0"), sym.var("h1"),
+                state_size=10, num_layers=2, bidirectional=True, state_outputs=True,
+                mode="lstm", name="rnn")
+    atom = s._gen_atomic_symbol()
+    assert atom.list_arguments() == ["rnn_data", "rnn_parameters", "rnn_state",
+                                     "rnn_state_cell"]
+    assert len(atom) == len(s) == 3
+    with pytest.raises(ValueError, match="variable"):
+        sym.var("x")._gen_atomic_symbol()
