@@ -15,8 +15,8 @@ Example:
     [(5, 7), (3, 7), (3,)]
 """
 from .. import symbol as _symbol
-from ..symbol import *  # noqa: F403
+from ..symbol import *
 
 globals().update(_symbol.operator_functions())
 
-from . import contrib, linalg, random  # noqa: E402, F401
+from . import contrib, linalg, random  # noqa: F401

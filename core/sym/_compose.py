@@ -1,7 +1,7 @@
 """Moved to :mod:`core.symbol.compose` (Symbol's one home); this name keeps old imports
 (``from core.sym._compose import ...``) working."""
 from ..symbol import compose as _module
-from ..symbol.compose import *  # noqa: F403
+from ..symbol.compose import *
 
 
 def __getattr__(name: str):

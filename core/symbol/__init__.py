@@ -32,12 +32,7 @@ Example:
     ['data', 'fc1_weight', 'fc1_bias']
 """
 from .cached_op import CachedOp
-from .executor import Executor
-from .graph import TRAIN, Entry, Graph, Node, evaluate
-from .symbol import NotImplementedForSymbol, Symbol
-from .trace import Tracer
-
-from .constructors import (  # noqa: E402 - after .symbol, which it imports
+from .constructors import (
     AttrScope,
     Group,
     NameManager,
@@ -47,6 +42,10 @@ from .constructors import (  # noqa: E402 - after .symbol, which it imports
     load_json,
     var,
 )
+from .executor import Executor
+from .graph import TRAIN, Entry, Graph, Node, evaluate
+from .symbol import NotImplementedForSymbol, Symbol
+from .trace import Tracer
 
 __all__ = ["TRAIN", "AttrScope", "CachedOp", "Entry", "Executor", "Graph", "Group",
            "NameManager", "Node", "NotImplementedForSymbol", "Prefix", "Symbol", "Tracer",

@@ -28,9 +28,9 @@ from ..ops import abstract as _abstract
 from ..ops import namespace as _namespace
 from ..ops.namespace import pop_context
 from ..ops.registry import REGISTRY, OpDef
+from .constructors import HIDDEN_KEYS, NameManager, compose, var
 from .graph import TRAIN
 from .symbol import Symbol
-from .constructors import HIDDEN_KEYS, NameManager, compose, var
 
 _MISSING = object()
 

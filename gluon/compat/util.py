@@ -25,9 +25,22 @@ from core.symbol.symbol import NotImplementedForSymbol
 
 from .mxnet import MXNetError
 
-__all__ = ["MXNetError", "NotImplementedForSymbol", "get_gpu_count", "is_np_array",
-           "is_np_shape", "mx_real_t", "np_array", "py_str",
-           "np_shape", "reset_np", "set_np", "use_np", "use_np_array", "use_np_shape"]
+__all__ = [
+    "MXNetError",
+    "NotImplementedForSymbol",
+    "get_gpu_count",
+    "is_np_array",
+    "is_np_shape",
+    "mx_real_t",
+    "np_array",
+    "np_shape",
+    "py_str",
+    "reset_np",
+    "set_np",
+    "use_np",
+    "use_np_array",
+    "use_np_shape",
+]
 
 use_np_array = use_np_shape = use_np
 mx_real_t = numpy.float32  # MXNet's default real type (mxnet.base.mx_real_t)

@@ -130,7 +130,7 @@ def test_rnn_layer_with_given_states_returns_them():
     h, c = sym.var("h"), sym.var("c")
     out, states = layer(sym.var("data"), [h, c])
     g = sym.Group([out, *states])
-    arg, outs, _ = g.infer_shape(data=(5, 2, 3), h=(1, 2, 4), c=(1, 2, 4))
+    _, outs, _ = g.infer_shape(data=(5, 2, 3), h=(1, 2, 4), c=(1, 2, 4))
     assert outs == [(5, 2, 4), (1, 2, 4), (1, 2, 4)]
 
 
@@ -228,7 +228,7 @@ def test_unroll_symbol_steps_given_states_and_valid_length():
     steps = [sym.var(f"x{t}") for t in range(3)]
     h, c = sym.var("h"), sym.var("c")
     outs, states = cell.unroll(3, steps, begin_state=[h, c], merge_outputs=True)
-    arg, out_shapes, _ = sym.Group([outs, *states]).infer_shape(
+    _, out_shapes, _ = sym.Group([outs, *states]).infer_shape(
         x0=(2, 5), x1=(2, 5), x2=(2, 5), h=(2, 4), c=(2, 4))
     assert out_shapes == [(2, 3, 4), (2, 4), (2, 4)]
     gru = rnn.GRUCell(3, prefix="g_")

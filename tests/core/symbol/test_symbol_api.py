@@ -33,7 +33,8 @@ def test_get_children_of_one_output_and_of_groups():
 def test_bool_raises_not_implemented_for_symbol():
     with pytest.raises(NotImplementedForSymbol, match="bool"):
         bool(sym.var("x"))
-    from gluon.compat.util import MXNetError, NotImplementedForSymbol as Alias  # noqa: F401
+    from gluon.compat.util import MXNetError  # noqa: F401
+    from gluon.compat.util import NotImplementedForSymbol as Alias
 
     assert Alias is NotImplementedForSymbol and issubclass(Alias, NotImplementedError)
 
@@ -80,9 +81,9 @@ def test_infer_type_and_partial():
     fc = sym.FullyConnected(data=sym.Cast(data=data, dtype="float32"), name="fc",
                             num_hidden=8)
     mlp = sym.SoftmaxOutput(data=fc, name="softmax")
-    arg, out, aux = mlp.infer_type(data=np.float16)
+    arg, out, _ = mlp.infer_type(data=np.float16)
     assert arg == [np.float16, np.float32, np.float32, np.float32] and out == [np.float32]
-    arg, out, aux = mlp.infer_type_partial()
+    arg, out, _ = mlp.infer_type_partial()
     assert arg == [None, np.float32, np.float32, np.float32] and out == [np.float32]
 
 
