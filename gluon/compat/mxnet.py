@@ -39,6 +39,8 @@ import importlib.util
 import sys
 import types
 
+from core.ops import dispatch as _dispatch
+
 __all__ = ["ALIASES", "install", "is_installed", "uninstall"]
 
 #: ``mxnet.<name>`` -> the kbackend module that stands in for it. Submodules follow:
@@ -86,8 +88,9 @@ ALIASES: dict[str, str] = {
 _ROOT = "mxnet"
 
 
-class MXNetError(RuntimeError):
-    """MXNet's ``mxnet.base.MXNetError``, for code that catches it."""
+# MXNet's ``mxnet.base.MXNetError`` is core's: what an operator raises when it fails for a
+# reason other than bad input, and what ``nd.load`` raises for a malformed file.
+MXNetError = _dispatch.MXNetError
 
 
 class _Finder(importlib.abc.MetaPathFinder):
