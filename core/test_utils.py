@@ -53,16 +53,16 @@ import numpy.testing as npt  # noqa: F401
 from .context import Context, current_context  # noqa: F401
 from .ndarray import NDArray
 from .np._mode import use_np  # noqa: F401 - mx.test_utils.use_np, as in MXNet
-from .testing.compare import *  # noqa: F403
+from .testing.compare import *
 from .testing.compare import _find_max_violation  # noqa: F401
-from .testing.data import *  # noqa: F403
-from .testing.env import *  # noqa: F403
-from .testing.generators import *  # noqa: F403
-from .testing.gradient import *  # noqa: F403
-from .testing.inputs import *  # noqa: F403
-from .testing.symbolic import *  # noqa: F403
+from .testing.data import *
+from .testing.env import *
+from .testing.generators import *
+from .testing.gradient import *
+from .testing.inputs import *
+from .testing.symbolic import *
 from .testing.symbolic import _parse_aux_states, _parse_location  # noqa: F401
-from .testing.tolerance import *  # noqa: F403
+from .testing.tolerance import *
 
 
 def array(source_array, ctx=None, dtype=None) -> NDArray:

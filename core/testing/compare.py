@@ -14,10 +14,24 @@ import numpy as np
 from .inputs import _dense_only
 from .tolerance import default_context, get_atol, get_etol, get_rtol, get_tols
 
-__all__ = ["asnumpy", "same", "checkShapes", "almost_equal", "find_max_violation", "locationError",
-           "assert_almost_equal", "assert_allclose", "assert_almost_equal_with_err",
-           "assert_almost_equal_ignore_nan", "assert_exception", "retry", "compare_ndarray_tuple",
-           "same_array", "same_symbol_structure", "compare_optimizer"]
+__all__ = [
+    "almost_equal",
+    "asnumpy",
+    "assert_allclose",
+    "assert_almost_equal",
+    "assert_almost_equal_ignore_nan",
+    "assert_almost_equal_with_err",
+    "assert_exception",
+    "checkShapes",
+    "compare_ndarray_tuple",
+    "compare_optimizer",
+    "find_max_violation",
+    "locationError",
+    "retry",
+    "same",
+    "same_array",
+    "same_symbol_structure",
+]
 
 
 def asnumpy(x) -> numpy.ndarray:
@@ -32,7 +46,7 @@ def same(a, b) -> bool:
     return bool(np.array_equal(asnumpy(a), asnumpy(b)))
 
 
-def checkShapes(a, b) -> None:  # noqa: N802 - MXNet's name
+def checkShapes(a, b) -> None:
     """Raise AssertionError when ``a`` and ``b`` have different shapes."""
     if np.shape(a) != np.shape(b):
         raise AssertionError(f"a.shape = {np.shape(a)} and b.shape = {np.shape(b)} "
@@ -69,7 +83,7 @@ def find_max_violation(a, b, rtol, atol) -> tuple:
 _find_max_violation = find_max_violation
 
 
-def locationError(a, b, index, names, maxError: bool = False) -> str:  # noqa: N802
+def locationError(a, b, index, names, maxError: bool = False) -> str:
     """``"Location of error: (i, j), a=..., b=..."`` for one mismatching element."""
     kind = "maximum " if maxError else ""
     return f"Location of {kind}error: {tuple(int(i) for i in index)}, " \
@@ -89,10 +103,10 @@ def _mismatch_report(a, b, rtol, atol, names, equal_nan, mismatches, where) -> s
         close = np.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan)
     bad = int(close.size - np.count_nonzero(close))
     index, rel = find_max_violation(a64, b64, rtol, atol)
-    lines = [f"{where}: error {rel:f} exceeds tolerance rtol={rtol:e}, atol={atol:e} "
-             f"({bad} of {close.size} elements mismatch, "
-             f"{100.0 * bad / max(close.size, 1):.2f}%); shapes {names[0]} "
-             f"{np.shape(a)}, {names[1]} {np.shape(b)}"]
+    lines = [(f"{where}: error {rel:f} exceeds tolerance rtol={rtol:e}, atol={atol:e} "
+              f"({bad} of {close.size} elements mismatch, "
+              f"{100.0 * bad / max(close.size, 1):.2f}%); shapes {names[0]} "
+              f"{np.shape(a)}, {names[1]} {np.shape(b)}")]
     if index != ():
         lines.append(locationError(a64, b64, index, names, maxError=True))
     order = np.argwhere(~close)[:max(int(mismatches[0]), 0)]

@@ -12,9 +12,19 @@ import zipfile
 
 import numpy as np
 
-__all__ = ["NoNetworkError", "download", "download_model", "get_mnist", "get_mnist_pkl",
-           "get_mnist_ubyte", "get_mnist_iterator", "get_cifar10", "get_zip_data", "get_bz2_data",
-           "get_im2rec_path"]
+__all__ = [
+    "NoNetworkError",
+    "download",
+    "download_model",
+    "get_bz2_data",
+    "get_cifar10",
+    "get_im2rec_path",
+    "get_mnist",
+    "get_mnist_iterator",
+    "get_mnist_pkl",
+    "get_mnist_ubyte",
+    "get_zip_data",
+]
 
 
 class NoNetworkError(RuntimeError):
@@ -155,8 +165,8 @@ def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
 
     get_mnist_ubyte()
     flat = len(input_shape) != 3
-    common = dict(input_shape=input_shape, batch_size=batch_size, flat=flat,
-                  num_parts=num_parts, part_index=part_index)
+    common = {"input_shape": input_shape, "batch_size": batch_size, "flat": flat,
+              "num_parts": num_parts, "part_index": part_index}
     train = MNISTIter(image="data/train-images-idx3-ubyte",
                       label="data/train-labels-idx1-ubyte", shuffle=True, **common)
     val = MNISTIter(image="data/t10k-images-idx3-ubyte", label="data/t10k-labels-idx1-ubyte",
@@ -206,8 +216,7 @@ def get_bz2_data(data_dir, data_name, url, data_origin_name) -> None:
         _no_network(f"get_bz2_data({url!r})", f"put {target} or the archive {archive} there")
     tmp = f"{target}.tmp{os.getpid()}"
     with bz2.BZ2File(archive, "rb") as src, open(tmp, "wb") as dst:
-        for chunk in iter(lambda: src.read(1 << 20), b""):
-            dst.write(chunk)
+        dst.writelines(iter(lambda: src.read(1 << 20), b""))
     os.replace(tmp, target)
 
 

@@ -11,8 +11,16 @@ import sys
 
 from .compare import _waitall
 
-__all__ = ["environment", "set_env_var", "discard_stderr", "is_cd_run", "is_aarch64_run",
-           "has_tvm_ops", "is_op_runnable", "list_gpus"]
+__all__ = [
+    "discard_stderr",
+    "environment",
+    "has_tvm_ops",
+    "is_aarch64_run",
+    "is_cd_run",
+    "is_op_runnable",
+    "list_gpus",
+    "set_env_var",
+]
 
 
 @contextlib.contextmanager

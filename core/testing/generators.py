@@ -10,8 +10,13 @@ import numpy as np
 
 from .compare import asnumpy
 
-__all__ = ["gen_buckets_probs_with_ppf", "mean_check", "var_check", "chi_square_check",
-           "verify_generator"]
+__all__ = [
+    "chi_square_check",
+    "gen_buckets_probs_with_ppf",
+    "mean_check",
+    "var_check",
+    "verify_generator",
+]
 
 
 def gen_buckets_probs_with_ppf(ppf: Callable, nbuckets: int) -> tuple:

@@ -14,7 +14,7 @@ from ..dtypes import is_float
 from ..ndarray import NDArray
 from ..ops import F
 
-__all__ = ["check_function_gradient", "LAYOUTS", "view_of"]
+__all__ = ["LAYOUTS", "check_function_gradient", "view_of"]
 
 
 def check_function_gradient(fn: Callable, inputs: Sequence, diff: Sequence[int] | None = None,

@@ -10,14 +10,32 @@ from ..context import as_context
 from ..ndarray import NDArray
 from .tolerance import default_context, default_dtype
 
-__all__ = ["random_arrays", "random_uniform_arrays", "random_sample", "rand_shape_2d",
-           "rand_shape_3d", "rand_shape_nd", "rand_coord_2d", "rand_ndarray",
-           "rand_sparse_ndarray", "create_sparse_array", "create_sparse_array_zd",
-           "create_2d_tensor", "create_vector", "get_identity_mat", "get_identity_mat_batch",
-           "assign_each", "assign_each2", "np_reduce", "collapse_sum_like",
-           "new_matrix_with_real_eigvals_2d", "new_matrix_with_real_eigvals_nd",
-           "new_orthonormal_matrix_2d", "new_sym_matrix_with_real_eigvals_2d",
-           "new_sym_matrix_with_real_eigvals_nd"]
+__all__ = [
+    "assign_each",
+    "assign_each2",
+    "collapse_sum_like",
+    "create_2d_tensor",
+    "create_sparse_array",
+    "create_sparse_array_zd",
+    "create_vector",
+    "get_identity_mat",
+    "get_identity_mat_batch",
+    "new_matrix_with_real_eigvals_2d",
+    "new_matrix_with_real_eigvals_nd",
+    "new_orthonormal_matrix_2d",
+    "new_sym_matrix_with_real_eigvals_2d",
+    "new_sym_matrix_with_real_eigvals_nd",
+    "np_reduce",
+    "rand_coord_2d",
+    "rand_ndarray",
+    "rand_shape_2d",
+    "rand_shape_3d",
+    "rand_shape_nd",
+    "rand_sparse_ndarray",
+    "random_arrays",
+    "random_sample",
+    "random_uniform_arrays",
+]
 
 
 def random_arrays(*shapes):

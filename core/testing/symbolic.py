@@ -16,11 +16,18 @@ from ..ndarray import NDArray
 from .compare import _waitall, asnumpy, assert_almost_equal
 from .gradient import check_function_gradient
 from .inputs import _dense_only
-from .tolerance import default_context, default_dtype, default_numeric_eps, get_tolerance
+from .tolerance import default_context, default_numeric_eps, get_tolerance
 
-__all__ = ["simple_forward", "numeric_grad", "check_numeric_gradient", "check_symbolic_forward",
-           "check_symbolic_backward", "check_speed", "check_consistency",
-           "check_gluon_hybridize_consistency"]
+__all__ = [
+    "check_consistency",
+    "check_gluon_hybridize_consistency",
+    "check_numeric_gradient",
+    "check_speed",
+    "check_symbolic_backward",
+    "check_symbolic_forward",
+    "numeric_grad",
+    "simple_forward",
+]
 
 
 def _is_symbol(x) -> bool:
@@ -34,7 +41,7 @@ def _nd(values, ctx, dtype) -> NDArray:
     return NDArray(np.ascontiguousarray(arr), ctx=ctx)
 
 
-def _parse_location(sym, location, ctx, dtype=default_dtype()) -> dict:
+def _parse_location(sym, location, ctx, dtype=np.float32) -> dict:
     """``{argument name: NDArray}`` from a list (in ``list_arguments`` order) or a dict."""
     names = sym.list_arguments()
     if isinstance(location, dict):
@@ -49,7 +56,7 @@ def _parse_location(sym, location, ctx, dtype=default_dtype()) -> dict:
     return {k: _nd(v, ctx, dtype) for k, v in location.items()}
 
 
-def _parse_aux_states(sym, aux_states, ctx, dtype=default_dtype()):
+def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
     """``{aux name: NDArray}`` from a list or dict, or None."""
     if aux_states is None:
         return None
@@ -89,7 +96,7 @@ def _set(arr: NDArray, values) -> None:
 
 
 def numeric_grad(executor, location: dict, aux_states=None, eps: float = 1e-4,
-                 use_forward_train: bool = True, dtype=default_dtype()) -> dict:
+                 use_forward_train: bool = True, dtype=np.float32) -> dict:
     """Central finite differences of ``sum(executor.outputs[0])`` in every float argument.
 
     Args:
@@ -145,7 +152,7 @@ def _grad_reqs(sym, grad_nodes) -> dict:
 
 def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
                            atol=None, grad_nodes=None, use_forward_train: bool = True,
-                           ctx=None, grad_stype_dict=None, dtype=default_dtype(),
+                           ctx=None, grad_stype_dict=None, dtype=np.float32,
                            **kwargs) -> None:
     """Check a Symbol's backward pass (or a function's autograd) by finite differences.
 
@@ -261,7 +268,7 @@ class _Values:
 
 
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
-                           ctx=None, equal_nan: bool = False, dtype=default_dtype()):
+                           ctx=None, equal_nan: bool = False, dtype=np.float32):
     """Assert a Symbol's forward outputs (inference mode) equal ``expected``.
 
     Args:
@@ -303,7 +310,7 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
 
 def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
                             aux_states=None, grad_req="write", ctx=None, grad_stypes=None,
-                            equal_nan: bool = False, dtype=default_dtype()):
+                            equal_nan: bool = False, dtype=np.float32):
     """Assert a Symbol's input gradients for the given output gradients equal ``expected``.
 
     Args:

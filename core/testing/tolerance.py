@@ -12,9 +12,21 @@ import numpy as np
 from ..context import Context, current_context
 from ..context import set_default_context as _set_default_context
 
-__all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols",
-           "default_atols", "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols",
-           "get_atol", "get_rtol", "get_etol", "tolerances"]
+__all__ = [
+    "default_atols",
+    "default_context",
+    "default_dtype",
+    "default_numeric_eps",
+    "default_rtols",
+    "effective_dtype",
+    "get_atol",
+    "get_etol",
+    "get_rtol",
+    "get_tolerance",
+    "get_tols",
+    "set_default_context",
+    "tolerances",
+]
 
 
 def default_context() -> Context:
@@ -112,12 +124,15 @@ def get_tols(x, y, rtol, atol) -> tuple:
             max(get_tolerance(x, atol, default_atols()), get_tolerance(y, atol, default_atols())))
 
 
-def get_atol(atol=None, dtype=np.dtype(np.float64)):
+_FLOAT64 = np.dtype(np.float64)
+
+
+def get_atol(atol=None, dtype=_FLOAT64):
     """``atol``, or the default absolute tolerance of ``dtype`` (float64: 1e-20)."""
     return _lookup(default_atols(), np.dtype(dtype)) if atol is None else atol
 
 
-def get_rtol(rtol=None, dtype=np.dtype(np.float64)):
+def get_rtol(rtol=None, dtype=_FLOAT64):
     """``rtol``, or the default relative tolerance of ``dtype`` (float64: 1e-5)."""
     return _lookup(default_rtols(), np.dtype(dtype)) if rtol is None else rtol
 

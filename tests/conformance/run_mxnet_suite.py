@@ -493,7 +493,7 @@ def _extract_from_git(repo: str, path: str, target: Path) -> None:
     git or the path is missing)."""
     try:
         out = subprocess.run(["git", "-C", repo, "archive", "--format=tar", MXNET_TAG, path],
-                             capture_output=True, timeout=120)
+                             capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return
     if out.returncode != 0:
@@ -559,7 +559,8 @@ def run_file(name: str, testdir: Path, work: Path, *, test_timeout: float,
     for attempt in range(retries + 1):
         try:
             proc = subprocess.run(cmd, cwd=testdir, env=env, timeout=file_timeout,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  check=False)
             rc, tail = proc.returncode, proc.stdout[-3000:]
         except subprocess.TimeoutExpired as e:
             rc = None
@@ -679,7 +680,7 @@ def to_junit(files: list[FileResult]) -> str:
 def _commit() -> str:
     try:
         out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
+                             capture_output=True, text=True, timeout=10, check=False)
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

@@ -432,7 +432,6 @@ def test_bulk_scope_restores_and_keeps_results():
             x += 1
     assert (x.asnumpy() == 104).all()
     assert engine.bulk_size() == before
-    with pytest.raises(ZeroDivisionError):
-        with engine.bulk(3):
-            1 / 0
+    with pytest.raises(ZeroDivisionError), engine.bulk(3):
+        _ = 1 / 0
     assert engine.bulk_size() == before

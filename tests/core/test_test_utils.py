@@ -196,9 +196,8 @@ def test_environment_and_set_env_var():
     assert tu.set_env_var(key, "2", "none") == "none"
     assert tu.set_env_var(key, "3") == "2"
     del os.environ[key]
-    with pytest.raises(TypeError):
-        with tu.environment("a", "b", "c"):
-            pass
+    with pytest.raises(TypeError), tu.environment("a", "b", "c"):
+        pass
 
 
 def test_discard_stderr(capfd):
@@ -306,7 +305,7 @@ def test_star_import_names():
         assert n in names
     assert "numpy" not in names and "annotations" not in names
     ns = {}
-    exec("from core.test_utils import *", ns)
+    exec("from core.test_utils import *", ns)  # noqa: S102 - the star import under test
     assert ns["sys"] is __import__("sys") and ns["Symbol"].__name__ == "Symbol"
 
 
@@ -321,14 +320,14 @@ def test_star_import_gives_mx_under_the_alias():
     try:
         alias.install()
         ns = {}
-        exec("from mxnet.test_utils import *", ns)
+        exec("from mxnet.test_utils import *", ns)  # noqa: S102 - the star import under test
         assert ns["mx"] is sys.modules["mxnet"] and "mx" in tu.__all__
     finally:
         if not was:
             alias.uninstall()
     assert "mx" not in tu.__all__
     with pytest.raises(AttributeError, match="no 'mxnet' module"):
-        tu.mx
+        _ = tu.mx
 
 
 def test_all_null_grad_reqs_and_0d_ignore_nan():
