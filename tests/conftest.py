@@ -15,6 +15,10 @@ import tempfile
 
 import pytest
 
+# tests/data holds fixtures and the scripts that made them with real MXNet (run in its own
+# venv, tests/mxnet_ref.py): not test modules, and not importable here.
+collect_ignore_glob = ["data/*"]
+
 # The session runs Keras on kbackend, as Keras' CI runs its suite once per backend with
 # KERAS_BACKEND set: chosen before anything imports keras, with a scratch KERAS_HOME so
 # that no user's ~/.keras/keras.json takes part (and none is written). Tests that need

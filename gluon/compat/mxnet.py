@@ -72,6 +72,7 @@ ALIASES: dict[str, str] = {
     "viz": "core.viz",
     "image": "gluon.compat.image",
     "engine": "core.engine",
+    "runtime": "gluon.compat.runtime",
     "io": "core.io",
     "mod": "core.module",
     "module": "core.module",

@@ -29,14 +29,17 @@ __all__ = [
     "MXNetError",
     "NotImplementedForSymbol",
     "get_gpu_count",
+    "integer_types",
     "is_np_array",
     "is_np_shape",
     "mx_real_t",
+    "numeric_types",
     "np_array",
     "np_shape",
     "py_str",
     "reset_np",
     "set_np",
+    "string_types",
     "use_np",
     "use_np_array",
     "use_np_shape",
@@ -44,6 +47,10 @@ __all__ = [
 
 use_np_array = use_np_shape = use_np
 mx_real_t = numpy.float32  # MXNet's default real type (mxnet.base.mx_real_t)
+# mxnet.base's type tuples, for isinstance checks in MXNet code
+integer_types = (int, numpy.integer)
+numeric_types = (float, int, numpy.generic)
+string_types = (str,)
 
 
 def py_str(x: bytes) -> str:
