@@ -27,7 +27,7 @@ _SHARED: dict = {}
 
 __all__ = ["CachedOp", "SliceChannel", "argmax_channel", "broadcast_axes", "broadcast_axis",
            "concatenate", "empty", "from_numpy", "full", "imdecode", "nanprod", "normal",
-           "onehot_encode", "ones", "rcbrt", "reshape_like", "shape_array", "size_array",
+           "onehot_encode", "ones", "rcbrt", "reset_arrays", "reshape_like", "shape_array", "size_array",
            "split", "split_v2", "to_dlpack_for_read", "to_dlpack_for_write", "uniform",
            "zeros"]
 
@@ -262,6 +262,28 @@ def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index: int = 0, channels
 
 
 # ------------------------------------------------------------------ small legacy operators
+def reset_arrays(*data: NDArray, num_arrays: int | None = None) -> None:
+    """Set every array to zero in place (MXNet's ``reset_arrays``, which ``zero_grad`` uses).
+
+    Args:
+        *data: the arrays.
+        num_arrays: how many there are (MXNet's argument; checked when given).
+
+    Example:
+        >>> from core import nd
+        >>> a, b = nd.ones(2), nd.ones((1, 2))
+        >>> nd.reset_arrays(a, b, num_arrays=2)
+        >>> a.asnumpy().tolist(), b.asnumpy().tolist()
+        ([0.0, 0.0], [[0.0, 0.0]])
+    """
+    if num_arrays is not None and num_arrays != len(data):
+        raise ValueError(f"reset_arrays: num_arrays={num_arrays} but {len(data)} arrays given")
+    for a in data:
+        if not isinstance(a, NDArray):
+            raise TypeError(f"reset_arrays: expects NDArrays, got {type(a).__name__}")
+        a[...] = 0
+
+
 def argmax_channel(data, out=None) -> NDArray:
     """MXNet's ``argmax_channel``: the float32 argmax along axis 1.
 

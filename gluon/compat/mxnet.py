@@ -134,6 +134,10 @@ class _Loader(importlib.abc.Loader):
 
 _finder: _Finder | None = None
 
+# mxnet.util's NumPy-mode switches that MXNet also exports at its root
+_UTIL_AT_ROOT = ("np_shape", "np_array", "is_np_shape", "is_np_array", "use_np_shape",
+                 "use_np_array", "use_np", "set_np", "reset_np")
+
 
 def _root_module() -> types.ModuleType:
     from core import context
@@ -156,6 +160,8 @@ def _root_module() -> types.ModuleType:
             from core.sym import AttrScope
 
             return AttrScope
+        if name in _UTIL_AT_ROOT:  # mx.np_shape, mx.is_np_array, ... (mxnet.util's)
+            return getattr(importlib.import_module(ALIASES["util"]), name)
         raise AttributeError(f"module 'mxnet' (kbackend's alias) has no attribute {name!r}")
 
     root.__getattr__ = __getattr__

@@ -18,10 +18,11 @@ Example:
 """
 from ..block import Block, HybridBlock
 from ..containers import HybridLambda, HybridSequential, Lambda, Sequential
+from ..symbol_block import SymbolBlock  # MXNet 1.x: gluon.nn.SymbolBlock is gluon's
 from . import activations, basic_layers, conv_layers
 from .activations import *
 from .basic_layers import *
 from .conv_layers import *
 
 __all__ = (["Block", "HybridBlock", "HybridLambda", "HybridSequential", "Lambda",
-            "Sequential"] + activations.__all__ + basic_layers.__all__ + conv_layers.__all__)
+            "Sequential", "SymbolBlock"] + activations.__all__ + basic_layers.__all__ + conv_layers.__all__)
