@@ -47,6 +47,9 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
     name = kwargs.pop("name", None) if "name" not in op.attrs else None
     user_attrs = kwargs.pop("attr", None)
     hidden = {k: str(kwargs.pop(k)) for k in HIDDEN_KEYS if k in kwargs and k not in op.attrs}
+    # MXNet: any ``__key__=`` keyword (``__layout__``, ``__shape__``) is a node attribute
+    hidden.update({k: str(kwargs.pop(k)) for k in list(kwargs)
+                   if len(k) > 4 and k.startswith("__") and k.endswith("__")})
     if hidden:  # MXNet: ``lr_mult=`` and the other hidden keys are node attributes
         user_attrs = dict(user_attrs or {}, **hidden)
     if kwargs.pop("out", None) is not None:

@@ -135,3 +135,12 @@ def test_gen_atomic_symbol():
     assert len(atom) == len(s) == 3
     with pytest.raises(ValueError, match="variable"):
         sym.var("x")._gen_atomic_symbol()
+
+
+def test_dunder_keywords_are_node_attributes():
+    """MXNet: an operator's ``__key__=`` keyword (``__layout__``) is a node attribute."""
+    from core import sym
+
+    y = sym.Activation(sym.var("x"), act_type="relu", name="act", __layout__="TNC")
+    assert y.list_attr() == {"__layout__": "TNC"}
+    assert y.attr("__layout__") == "TNC"
