@@ -122,11 +122,7 @@ def _act_grad(xp, g, y, act_type="relu"):
     check_act("_act_grad", act_type)
     if g.shape != y.shape or not (is_float(g.dtype) and is_float(y.dtype)):
         raise ValueError("bad input")  # infer explains
-    if act_type == "relu":
-        return g * (y > 0)
-    if act_type == "sigmoid":
-        return g * y * (1 - y)
-    return g * (1 - y * y)
+    return FORMULAS[act_type](g, y)
 
 
 FORMULAS: dict[str, Callable] = {
@@ -134,7 +130,8 @@ FORMULAS: dict[str, Callable] = {
     "sigmoid": lambda g, y: g * y * (1 - y),
     "tanh": lambda g, y: g * (1 - y * y),
 }
-"""The same gradients written with core operators (traced graphs, other dtypes)."""
+"""The gradients as array expressions: the operator's NumPy twin on raw arrays, and
+the core-operator formula on NDArrays (traced graphs, other dtypes)."""
 
 
 def act_grad(g, y, act_type: str):
