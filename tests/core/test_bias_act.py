@@ -16,21 +16,12 @@ from core.ops import act_grad as act_grad_mod
 from core.ops.nn import bias_act as bias_act_mod
 from gluon import nn
 
+from .kernel_checks import both as _both
+from .kernel_checks import calls as _calls
+
 kernels = pytest.mark.skipif(not cpu_kernels.enabled(),
                              reason="kernels are switched off (KBACKEND_NUMBA=0)")
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 3.0, -3.0])
-
-
-def _spy(monkeypatch, module, name):
-    seen = []
-    real = getattr(module, name)
-
-    def spy(*args):
-        seen.append(name)
-        return real(*args)
-
-    monkeypatch.setattr(module, name, spy)
-    return seen
 
 
 @pytest.fixture(autouse=True)
@@ -43,13 +34,6 @@ def _same_bits(a, b):
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     assert a.dtype == b.dtype and a.shape == b.shape
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
-
-
-def _both(fn):
-    on = fn()
-    with cpu_kernels.disabled():
-        off = fn()
-    return on, off
 
 
 def _values(rng, shape, dtype, special=True):
@@ -69,7 +53,7 @@ def _values(rng, shape, dtype, special=True):
 def test_act_grad_kernel_equals_twin(monkeypatch, act, dtype, shape):
     rng = np.random.default_rng(0)
     g, y = nd.array(_values(rng, shape, dtype)), nd.array(_values(rng, shape, dtype))
-    seen = _spy(monkeypatch, act_grad_mod, f"_{act}_grad")
+    seen = _calls(monkeypatch, act_grad_mod, f"_{act}_grad")
     on, off = _both(lambda: F._act_grad(g, y, act_type=act).asnumpy())
     assert seen, "the kernel did not run"
     _same_bits(on, off)
@@ -106,7 +90,7 @@ def test_bias_relu_kernel_equals_twin(monkeypatch, shape, axis, dtype):
     rng = np.random.default_rng(2)
     x = nd.array(_values(rng, shape, dtype))
     b = nd.array(_values(rng, (shape[axis],), dtype, special=False))
-    seen = _spy(monkeypatch, bias_act_mod, "_bias_relu_acb")
+    seen = _calls(monkeypatch, bias_act_mod, "_bias_relu_acb")
     on, off = _both(lambda: F._bias_act(x, b, act_type="relu", axis=axis).asnumpy())
     assert seen, "the kernel did not run"
     _same_bits(on, off)

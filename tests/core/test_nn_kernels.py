@@ -16,31 +16,13 @@ from core.ops import F
 from core.ops.nn import dropout as dropout_mod
 from core.ops.nn import norm_kernels
 
+from .kernel_checks import both as _both
+from .kernel_checks import calls as _calls
+
 pytestmark = pytest.mark.skipif(not cpu_kernels.enabled(),
                                 reason="kernels are switched off (KBACKEND_NUMBA=0)")
 
 _TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-12, atol=1e-12)}
-
-
-def _calls(monkeypatch, module, name):
-    """Count the calls of kernel ``module.name`` (to know the kernel path ran)."""
-    seen = []
-    real = getattr(module, name)
-
-    def spy(*args):
-        seen.append(name)
-        return real(*args)
-
-    monkeypatch.setattr(module, name, spy)
-    return seen
-
-
-def _both(fn):
-    """``fn()`` with kernels on, and with the NumPy twins."""
-    on = fn()
-    with cpu_kernels.disabled():
-        off = fn()
-    return on, off
 
 
 def _close(got, want, dtype):
