@@ -314,6 +314,25 @@ class BaseModule:
                          allow_missing=allow_missing, force_init=force_init,
                          allow_extra=allow_extra)
 
+    def _set_given_params(self, assign, arg_params, aux_params, allow_missing: bool,
+                          force_init: bool, allow_extra: bool) -> None:
+        """MXNet's ``set_params`` for modules that hold parameters: without
+        ``allow_missing``, ``init_params`` checks and sets them all; with it, ``assign()``
+        writes only the given values, unless the parameters are set already and
+        ``force_init`` is False (a warning)."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=3)
+            return
+        assign()
+        self._params_dirty = True
+        self.params_initialized = True
+
     def save_params(self, fname: str) -> None:
         """Write the parameters to ``fname`` under ``arg:``/``aux:`` keys."""
         from .. import serialization

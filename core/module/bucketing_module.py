@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
 
 import numpy
 
@@ -160,19 +159,11 @@ class BucketingModule(BaseModule):
     def set_params(self, arg_params, aux_params, allow_missing: bool = False,
                    force_init: bool = True, allow_extra: bool = False) -> None:
         """Set the shared parameters."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing,
-                                     force_init=force_init, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
+        self._set_given_params(
+            lambda: self._curr_module.set_params(arg_params, aux_params,
+                                                 allow_missing=allow_missing,
+                                                 force_init=force_init, allow_extra=allow_extra),
+            arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
                     allow_missing: bool = False, force_init: bool = False,
