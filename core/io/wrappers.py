@@ -22,7 +22,34 @@ from .base import DataBatch, DataDesc, DataIter
 __all__ = ["PrefetchingIter", "ResizeIter"]
 
 
-class ResizeIter(DataIter):
+class _BatchHolder(DataIter):
+    """An iterator whose ``iter_next`` sets ``self.current_batch``: ``next`` returns that
+    batch itself (its bucket key and descriptions kept) and the getters read it."""
+
+    def next(self) -> DataBatch:
+        """The next batch itself (its bucket key and descriptions kept)."""
+        if self.iter_next():
+            return self.current_batch
+        raise StopIteration
+
+    def getdata(self):
+        """The current batch's data."""
+        return self.current_batch.data
+
+    def getlabel(self):
+        """The current batch's labels."""
+        return self.current_batch.label
+
+    def getindex(self):
+        """The current batch's indices."""
+        return self.current_batch.index
+
+    def getpad(self):
+        """The current batch's padding."""
+        return self.current_batch.pad
+
+
+class ResizeIter(_BatchHolder):
     """Gives exactly ``size`` batches per epoch from ``data_iter``, restarting it as needed.
 
     Args:
@@ -71,28 +98,6 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def next(self) -> DataBatch:
-        """The next batch itself (its bucket key and descriptions kept)."""
-        if self.iter_next():
-            return self.current_batch
-        raise StopIteration
-
-    def getdata(self):
-        """The current batch's data."""
-        return self.current_batch.data
-
-    def getlabel(self):
-        """The current batch's labels."""
-        return self.current_batch.label
-
-    def getindex(self):
-        """The current batch's indices."""
-        return self.current_batch.index
-
-    def getpad(self):
-        """The current batch's padding."""
-        return self.current_batch.pad
-
 
 def _renamed(descs, renames, which):
     out = []
@@ -105,7 +110,7 @@ def _renamed(descs, renames, which):
     return out
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_BatchHolder):
     """Reads batches ahead in one thread per inner iterator and joins their batches.
 
     With several iterators, a batch's data is the concatenation of their data lists
@@ -242,25 +247,3 @@ class PrefetchingIter(DataIter):
         for event in self.data_taken:
             event.set()
         return True
-
-    def next(self) -> DataBatch:
-        """The next joined batch."""
-        if self.iter_next():
-            return self.current_batch
-        raise StopIteration
-
-    def getdata(self):
-        """The current batch's data."""
-        return self.current_batch.data
-
-    def getlabel(self):
-        """The current batch's labels."""
-        return self.current_batch.label
-
-    def getindex(self):
-        """The current batch's indices."""
-        return self.current_batch.index
-
-    def getpad(self):
-        """The current batch's padding."""
-        return self.current_batch.pad
