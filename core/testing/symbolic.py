@@ -41,36 +41,33 @@ def _nd(values, ctx, dtype) -> NDArray:
     return NDArray(np.ascontiguousarray(arr), ctx=ctx)
 
 
+def _by_name(arg: str, kind: str, given: str, names, values, ctx, dtype) -> dict:
+    """``{name: NDArray}`` from a dict keyed by ``names`` or a list in their order; the
+    errors name the argument ``arg`` and what the symbol has (``kind``)."""
+    if isinstance(values, dict):
+        if set(values) != set(names):
+            raise ValueError(f"{arg}: the symbol's {kind} are {sorted(names)}, {given} "
+                             f"{sorted(values)}")
+    else:
+        if len(values) != len(names):
+            raise ValueError(f"{arg}: the symbol has {len(names)} {kind} {names}, {given} "
+                             f"{len(values)} arrays")
+        values = dict(zip(names, values))
+    return {k: _nd(v, ctx, dtype) for k, v in values.items()}
+
+
 def _parse_location(sym, location, ctx, dtype=np.float32) -> dict:
     """``{argument name: NDArray}`` from a list (in ``list_arguments`` order) or a dict."""
-    names = sym.list_arguments()
-    if isinstance(location, dict):
-        if set(location) != set(names):
-            raise ValueError(f"location: the symbol's arguments are {sorted(names)}, the "
-                             f"location gives {sorted(location)}")
-    else:
-        if len(location) != len(names):
-            raise ValueError(f"location: the symbol has {len(names)} arguments {names}, the "
-                             f"location gives {len(location)} arrays")
-        location = dict(zip(names, location))
-    return {k: _nd(v, ctx, dtype) for k, v in location.items()}
+    return _by_name("location", "arguments", "the location gives", sym.list_arguments(),
+                    location, ctx, dtype)
 
 
 def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
     """``{aux name: NDArray}`` from a list or dict, or None."""
     if aux_states is None:
         return None
-    names = sym.list_auxiliary_states()
-    if isinstance(aux_states, dict):
-        if set(aux_states) != set(names):
-            raise ValueError(f"aux_states: the symbol's auxiliary states are {sorted(names)}, "
-                             f"got {sorted(aux_states)}")
-    else:
-        if len(aux_states) != len(names):
-            raise ValueError(f"aux_states: the symbol has {len(names)} auxiliary states "
-                             f"{names}, got {len(aux_states)} arrays")
-        aux_states = dict(zip(names, aux_states))
-    return {k: _nd(v, ctx, dtype) for k, v in aux_states.items()}
+    return _by_name("aux_states", "auxiliary states", "got", sym.list_auxiliary_states(),
+                    aux_states, ctx, dtype)
 
 
 def simple_forward(sym, ctx=None, is_train: bool = False, **inputs):
