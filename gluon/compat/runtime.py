@@ -21,6 +21,8 @@ import importlib.util
 
 import numpy
 
+from core import context
+
 __all__ = ["Feature", "Features", "feature_list"]
 
 _NAMES = ("CUDA", "CUDNN", "NCCL", "CUDA_RTC", "TENSORRT", "CPU_SSE", "CPU_SSE2", "CPU_SSE3",
@@ -46,8 +48,6 @@ def _blas() -> str:
 
 
 def _enabled() -> dict:
-    from core import context
-
     gpu = context.num_gpus() > 0
     blas = _blas()
     cpu_flags = ("CPU_SSE", "CPU_SSE2", "CPU_SSE3", "CPU_SSE4_1", "CPU_SSE4_2", "CPU_AVX",
