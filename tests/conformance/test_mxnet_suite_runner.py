@@ -79,6 +79,16 @@ def test_hang():
     time.sleep(60)
 
 
+def test_needs_download():
+    from core.testing.data import NoNetworkError
+    raise NoNetworkError("get_thing(): kbackend does not download anything")
+
+
+def test_numpy1_names():
+    import numpy as np
+    assert np.isnan(np.NaN) and np.Inf == np.inf
+
+
 class TestThings:
     def setup_method(self, method):
         raise RuntimeError("setup broke")
@@ -140,6 +150,8 @@ def test_outcomes_per_test(run):
     # the rest of the file ran in a new subprocess after the crash
     assert tests["test_good.py::test_after_crash"]["outcome"] == "passed"
     assert tests["test_good.py::test_hang"]["outcome"] == "failed"
+    assert tests["test_good.py::test_needs_download"]["outcome"] == "network"
+    assert tests["test_good.py::test_numpy1_names"]["outcome"] == "passed"
     assert "Timeout" in tests["test_good.py::test_hang"]["message"]
     setup = tests["test_good.py::TestThings::test_in_class"]
     assert setup["outcome"] == "errors" and setup["message"].startswith("[setup]")
@@ -148,14 +160,16 @@ def test_outcomes_per_test(run):
 def test_counts_and_rate(run):
     _, data, _ = run
     good = data["files"]["test_good.py"]
-    assert (good["passed"], good["failed"], good["errors"], good["skipped"]) == (3, 3, 1, 1)
-    assert good["pass_rate"] == pytest.approx(3 / 7)
+    assert (good["passed"], good["failed"], good["errors"], good["skipped"],
+            good["network"]) == (4, 3, 1, 1, 1)
+    assert good["pass_rate"] == pytest.approx(4 / 8)
+    assert good["overall_rate"] == pytest.approx(4 / 9)
     broken = data["files"]["test_broken.py"]
     assert broken["errors"] == 2 and broken["passed"] == 0  # each test of the file counts
     assert "does_not_exist_anywhere" in broken["tests"][0]["message"]
     missing = data["files"]["test_missing.py"]
     assert missing["errors"] == 1
-    assert data["total"]["passed"] == 3 and data["total"]["errors"] == 4
+    assert data["total"]["passed"] == 4 and data["total"]["errors"] == 4
     assert data["meta"]["files"] == ["test_good.py", "test_broken.py", "test_missing.py"]
 
 
@@ -177,7 +191,8 @@ def test_printed_summary(run, capsys):
     assert text.count("collection error 1/2") == 1 and "collection error 2/2" not in text
     assert "TOTAL" in text
     md = rms.markdown(files)
-    assert "| test_good.py | 3 | 3 | 1 | 1 | 42.9% |" in md
+    assert "| test_good.py | 4 | 3 | 1 | 1 | 1 | 50.0% | 44.4% |" in md
+    assert "NETWORK test_good.py::test_needs_download" in text
 
 
 def test_missing_source_dir(tmp_path, capsys):
