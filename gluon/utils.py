@@ -1,5 +1,10 @@
-"""Data-parallel helpers (MXNet's ``gluon.utils``): splitting a batch over contexts
-and clipping gradients by their global norm; plus the forward-hook handle.
+"""MXNet 1.9.1's ``gluon.utils``: splitting a batch over contexts, clipping gradients
+by their global norm, the forward-hook handle, and the file helpers (``check_sha1``,
+``replace_file``, ``download``).
+
+``download`` never uses the network (kbackend has none at run time): it returns the path
+MXNet would have downloaded to when that file is already there (and its SHA-1 matches,
+when one is given), and otherwise raises :class:`NoNetworkError` naming where to put it.
 
 Example:
     >>> import numpy
@@ -11,8 +16,10 @@ Example:
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
+import os
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -23,8 +30,10 @@ from core import autograd, nd, parallel
 from core.context import Context
 from core.ndarray import NDArray
 from core.parallel import split_data
+from core.testing.data import NoNetworkError
 
-__all__ = ["HookHandle", "clip_global_norm", "shape_is_known", "split_and_load", "split_data"]
+__all__ = ["HookHandle", "NoNetworkError", "check_sha1", "clip_global_norm", "download",
+           "replace_file", "shape_is_known", "split_and_load", "split_data"]
 
 
 def split_and_load(data, ctx_list: Sequence[Context] | Context | None = None,
@@ -133,6 +142,149 @@ def shape_is_known(shape) -> bool:
     if shape is None:
         return False
     return all(isinstance(d, (int, numpy.integer)) and d > 0 for d in shape)
+
+
+def check_sha1(filename: str, sha1_hash: str) -> bool:
+    """Whether the SHA-1 of the file's content is ``sha1_hash`` (hexadecimal digits).
+
+    Args:
+        filename: the file.
+        sha1_hash: the expected hash, in hexadecimal digits (any case).
+
+    Returns:
+        True when they match.
+
+    Example:
+        >>> import os, tempfile
+        >>> from gluon.utils import check_sha1
+        >>> path = os.path.join(tempfile.mkdtemp(), "a.txt")
+        >>> with open(path, "wb") as f:
+        ...     _ = f.write(b"abc")
+        >>> check_sha1(path, "a9993e364706816aba3e25717850c26c9cd0d89d")
+        True
+    """
+    sha1 = hashlib.sha1()
+    with open(filename, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            sha1.update(chunk)
+    return sha1.hexdigest() == str(sha1_hash).lower()
+
+
+def replace_file(src: str, dst: str) -> None:
+    """Move ``src`` to ``dst`` atomically, replacing ``dst`` (``os.replace``).
+
+    On failure ``src`` is removed and an ``OSError`` naming both paths is raised, as
+    in MXNet.
+
+    Args:
+        src: the file to move (typically a temporary file next to ``dst``).
+        dst: the destination path.
+
+    Example:
+        >>> import os, tempfile
+        >>> from gluon.utils import replace_file
+        >>> d = tempfile.mkdtemp()
+        >>> src, dst = os.path.join(d, "new.tmp"), os.path.join(d, "file")
+        >>> open(src, "w").close(); replace_file(src, dst)
+        >>> os.path.exists(src), os.path.exists(dst)
+        (False, True)
+    """
+    try:
+        os.replace(src, dst)
+    except OSError as e:
+        try:
+            os.remove(src)
+        except OSError:
+            pass
+        raise OSError(f"replace_file: moving {src!r} to {dst!r} failed ({e})") from e
+
+
+def _download_target(url: str, path) -> str:
+    """The file name MXNet's ``download`` writes ``url`` to."""
+    base = url.split("/")[-1]
+    if path is None:
+        if not base:
+            raise ValueError(f"download: cannot construct a file name from the URL {url!r}; "
+                             "give path= explicitly")
+        return base
+    path = os.path.expanduser(os.fspath(path))
+    if os.path.isdir(path):
+        if not base:
+            raise ValueError(f"download: cannot construct a file name from the URL {url!r} "
+                             f"inside the folder {path!r}; give the file's path as path=")
+        return os.path.join(path, base)
+    return path
+
+
+def download(url: str, path: str | None = None, overwrite: bool = False,
+             sha1_hash: str | None = None, retries: int = 5, verify_ssl: bool = True) -> str:
+    """The local file MXNet's ``download(url, path)`` would write, when it is there.
+
+    kbackend never uses the network: the file must be put in place beforehand (copied
+    from a machine that has it, e.g. an MXNet installation's ``~/.mxnet``). The file
+    name follows MXNet's rules: ``path`` itself, or ``path/<last part of url>`` when
+    ``path`` is a folder, or ``<last part of url>`` in the current folder when ``path``
+    is None.
+
+    Args:
+        url: the URL MXNet would download.
+        path: the destination file or folder (``~`` is expanded).
+        overwrite: MXNet downloads again; here that is an error (nothing downloads).
+        sha1_hash: the expected SHA-1 (hex); a file with another hash is an error.
+        retries: MXNet's number of download attempts; must be >= 0 (unused).
+        verify_ssl: MXNet's certificate check (unused: no request is made).
+
+    Returns:
+        The path of the file.
+
+    Raises:
+        NoNetworkError: the file is missing, its hash differs, or ``overwrite`` was
+            asked; the message names the path to put the file at.
+        ValueError: no file name can be made from ``url``, or ``retries < 0``.
+
+    Example:
+        >>> import os, tempfile
+        >>> from gluon.utils import download, NoNetworkError
+        >>> d = tempfile.mkdtemp()
+        >>> try:
+        ...     download("https://example.com/data/train.rec", path=d)
+        ... except NoNetworkError as e:
+        ...     print("put the file at" in str(e))
+        True
+        >>> open(os.path.join(d, "train.rec"), "w").close()
+        >>> download("https://example.com/data/train.rec", path=d) == os.path.join(d, "train.rec")
+        True
+    """
+    fname = _download_target(url, path)
+    if not isinstance(retries, (int, numpy.integer)) or retries < 0:
+        raise ValueError(f"download: retries must be an int >= 0, got {retries!r}")
+    where = f"put the file at {os.path.abspath(fname)}"
+    if sha1_hash:
+        where += f" (its SHA-1 must be {sha1_hash})"
+    if overwrite:
+        raise NoNetworkError(f"download({url!r}, overwrite=True): kbackend does not download "
+                             f"anything (no network at run time); {where} and call download "
+                             "without overwrite=True")
+    if os.path.isfile(fname):
+        if not sha1_hash or check_sha1(fname, sha1_hash):
+            return fname
+        raise NoNetworkError(f"download({url!r}): {fname} exists but its SHA-1 is not "
+                             f"{sha1_hash} (truncated or a different file), and kbackend "
+                             f"does not download a fresh copy; {where}")
+    raise NoNetworkError(f"download({url!r}): kbackend does not download anything (no "
+                         f"network at run time); {where}")
+
+
+def _get_repo_url() -> str:
+    """The base URL of MXNet's Gluon data and model repository (``MXNET_GLUON_REPO``)."""
+    repo_url = os.environ.get("MXNET_GLUON_REPO",
+                              "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/")
+    return repo_url if repo_url.endswith("/") else repo_url + "/"
+
+
+def _get_repo_file_url(namespace: str, filename: str) -> str:
+    """The URL of ``filename`` in ``namespace`` of MXNet's Gluon repository."""
+    return f"{_get_repo_url()}{namespace}/{filename}"
 
 
 def _indent(s: str, num_spaces: int) -> str:

@@ -85,3 +85,52 @@ def test_clip_global_norm_warns_on_nan():
 def test_shape_is_known():
     assert shape_is_known((2, 3)) and not shape_is_known((2, 0))
     assert not shape_is_known((-1,)) and not shape_is_known(None)
+
+
+# ---------------------------------------------------------------- file helpers (no network)
+def test_check_sha1_and_replace_file(tmp_path):
+    from gluon.utils import check_sha1, replace_file
+    src = tmp_path / "a.tmp"
+    src.write_bytes(b"abc")
+    assert check_sha1(str(src), "A9993E364706816ABA3E25717850C26C9CD0D89D")
+    assert not check_sha1(str(src), "0" * 40)
+    dst = tmp_path / "a"
+    dst.write_bytes(b"old")
+    replace_file(str(src), str(dst))
+    assert dst.read_bytes() == b"abc" and not src.exists()
+    src.write_bytes(b"x")
+    with pytest.raises(OSError, match="replace_file: moving"):
+        replace_file(str(src), str(tmp_path / "missing_dir" / "b"))
+    assert not src.exists()  # removed on failure, as in MXNet
+
+
+def test_download_returns_existing_file_and_never_fetches(tmp_path, monkeypatch):
+    from gluon.utils import NoNetworkError, download
+    url = "https://example.com/gluon/dataset/train.rec"
+    with pytest.raises(NoNetworkError, match=f"put the file at {tmp_path}/train.rec"):
+        download(url, path=str(tmp_path))
+    (tmp_path / "train.rec").write_bytes(b"abc")
+    assert download(url, path=str(tmp_path)) == str(tmp_path / "train.rec")
+    # a file path, and the current folder when path is None
+    assert download(url, path=str(tmp_path / "train.rec")) == str(tmp_path / "train.rec")
+    monkeypatch.chdir(tmp_path)
+    assert download(url) == "train.rec"
+    # the hash must match when given
+    sha = "a9993e364706816aba3e25717850c26c9cd0d89d"
+    assert download(url, sha1_hash=sha) == "train.rec"
+    with pytest.raises(NoNetworkError, match="SHA-1 is not 0000"):
+        download(url, sha1_hash="0" * 40)
+    with pytest.raises(NoNetworkError, match="without overwrite=True"):
+        download(url, overwrite=True)
+    with pytest.raises(ValueError, match="cannot construct a file name"):
+        download("https://example.com/dir/")
+    with pytest.raises(ValueError, match="retries"):
+        download(url, retries=-1)
+
+
+def test_repo_urls(monkeypatch):
+    from gluon.utils import _get_repo_file_url, _get_repo_url
+    monkeypatch.delenv("MXNET_GLUON_REPO", raising=False)
+    assert _get_repo_url() == "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://mirror/x")
+    assert _get_repo_file_url("gluon/models", "a.zip") == "http://mirror/x/gluon/models/a.zip"
