@@ -27,7 +27,7 @@ _SHARED: dict = {}
 
 __all__ = ["CachedOp", "SliceChannel", "argmax_channel", "broadcast_axes", "broadcast_axis",
            "concatenate", "empty", "from_numpy", "full", "imdecode", "nanprod", "normal",
-           "onehot_encode", "ones", "rcbrt", "reset_arrays", "reshape_like", "shape_array", "size_array",
+           "onehot_encode", "ones", "rcbrt", "reset_arrays", "shape_array", "size_array",
            "split", "split_v2", "to_dlpack_for_read", "to_dlpack_for_write", "uniform",
            "zeros"]
 
@@ -358,27 +358,6 @@ def broadcast_axis(data, axis=(), size=(), out=None) -> NDArray:
 
 
 broadcast_axes = broadcast_axis
-
-
-def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None,
-                 out=None) -> NDArray:
-    """MXNet's ``reshape_like``: ``lhs`` reshaped to ``rhs``'s shape, or its axes
-    ``[lhs_begin, lhs_end)`` replaced by ``rhs``'s ``[rhs_begin, rhs_end)``."""
-    ls, rs = tuple(lhs.shape), tuple(rhs.shape)
-
-    def span(shape, b, e):
-        b = 0 if b is None else b % (len(shape) + 1) if b < 0 else b
-        e = len(shape) if e is None else e % (len(shape) + 1) if e < 0 else e
-        return b, e
-
-    lb, le = span(ls, lhs_begin, lhs_end)
-    rb, re_ = span(rs, rhs_begin, rhs_end)
-    shape = ls[:lb] + rs[rb:re_] + ls[le:]
-    if math.prod(shape) != lhs.size:
-        raise ValueError(f"reshape_like: cannot reshape {ls} to {shape} (lhs axes "
-                         f"[{lb}, {le}) replaced by rhs {rs} axes [{rb}, {re_}))")
-    res = lhs.reshape(shape)
-    return res if out is None else write_out("reshape_like", out, res)
 
 
 def nanprod(data, axis=None, keepdims: bool = False, exclude: bool = False, out=None):

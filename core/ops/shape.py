@@ -171,6 +171,46 @@ def _reshape(xp, x, **attrs):
     return x.reshape(_rs(x, **attrs))
 
 
+def _like_span(shape, begin, end):
+    n = len(shape)
+    b = 0 if begin is None else int(begin) % (n + 1) if begin < 0 else int(begin)
+    e = n if end is None else int(end) % (n + 1) if end < 0 else int(end)
+    return b, e
+
+
+def _reshape_like_shape(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None,
+                        rhs_end=None):
+    ls, rs = tuple(lhs.shape), tuple(rhs.shape)
+    lb, le = _like_span(ls, lhs_begin, lhs_end)
+    rb, re_ = _like_span(rs, rhs_begin, rhs_end)
+    if not (0 <= lb <= le <= len(ls) and 0 <= rb <= re_ <= len(rs)):
+        raise ValueError(f"reshape_like: the axis ranges lhs [{lhs_begin}, {lhs_end}) and rhs "
+                         f"[{rhs_begin}, {rhs_end}) do not fit lhs {ls} and rhs {rs}")
+    shape = ls[:lb] + rs[rb:re_] + ls[le:]
+    if math.prod(shape) != math.prod(ls):
+        raise ValueError(f"reshape_like: cannot reshape lhs of shape {ls} ({math.prod(ls)} "
+                         f"elements) to {shape} ({math.prod(shape)} elements): lhs axes "
+                         f"[{lb}, {le}) replaced by rhs {rs} axes [{rb}, {re_})")
+    return shape
+
+
+@defop("reshape_like", infer=lambda x, like, **a: Aval(_reshape_like_shape(x, like, **a),
+                                                       x.dtype),
+       inputs=("x", "like"), save=False,
+       attrs={"lhs_begin": None, "lhs_end": None, "rhs_begin": None, "rhs_end": None},
+       nd=("reshape_like",), vjp=lambda c, g: (_back(c, g)[0], None))
+def _reshape_like(xp, x, like, **attrs):
+    """MXNet's ``reshape_like``: ``x`` reshaped to ``like``'s shape, or its axes
+    ``[lhs_begin, lhs_end)`` replaced by ``like``'s axes ``[rhs_begin, rhs_end)``.
+
+    Example:
+        >>> from core import nd
+        >>> nd.reshape_like(nd.arange(6), nd.zeros((2, 3))).shape
+        (2, 3)
+    """
+    return x.reshape(_reshape_like_shape(x, like, **attrs))
+
+
 # ------------------------------------------------------------------ axis permutations
 def _perm(name, shape, axes):
     n = len(shape)

@@ -397,7 +397,7 @@ _SAME = (
     "dot", "erf", "erfinv", "exp", "expand_dims", "expm1", "fix", "flatten", "flip", "floor",
     "gamma", "gammaln", "gather_nd", "hard_sigmoid", "log", "log10", "log1p", "log2",
     "logical_not", "negative", "one_hot", "pick", "radians", "reciprocal", "relu", "repeat",
-    "rint", "rsqrt", "sigmoid", "sign", "sin", "sinh", "slice", "slice_axis",
+    "reshape_like", "rint", "rsqrt", "sigmoid", "sign", "sin", "sinh", "slice", "slice_axis",
     "slice_like", "smooth_l1", "sqrt", "square", "squeeze", "take", "tan", "tanh", "tile",
     "topk", "trunc", "where", "softsign", "linalg_gemm", "linalg_gemm2", "linalg_det",
     "linalg_slogdet",

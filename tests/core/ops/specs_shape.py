@@ -205,8 +205,22 @@ def _grad2_cases(shape, **k):
     return lambda rng: [[rand(rng, shape, "float64")] + list(k.values())]
 
 
+def _reshape_like_ref(x, like, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None):
+    if lhs_begin is None:
+        return x.reshape(like.shape)
+    return x.reshape(x.shape[:lhs_begin] + like.shape[rhs_begin:rhs_end] + x.shape[lhs_end:])
+
+
+def _reshape_like_samples(rng, d):
+    return [Sample(rand(rng, (6,), d), rand(rng, (2, 3), d), diff=[0]),
+            Sample(rand(rng, (2, 3, 4), d), rand(rng, (6, 1), d), diff=[0], lhs_begin=0,
+                   lhs_end=2, rhs_begin=0, rhs_end=1)]
+
+
 SPECS = [
     OpSpec("reshape", _reshape_call, _reshape_ref, _reshape_samples, dtypes=_DT),
+    OpSpec("reshape_like", nd.reshape_like, _reshape_like_ref, _reshape_like_samples,
+           dtypes=_DT),
     OpSpec("reshape", knp.reshape, np.reshape, _np_reshape_samples, dtypes=_DT,
            extra={"id": "reshape:np"}),
     OpSpec("reshape", lambda x, expect, args=(), **k: x.reshape(*args, **k), _reshape_ref,
