@@ -36,8 +36,12 @@ def pop_context(kwargs: dict) -> Context | None:
     return ctx
 
 
-def _call_generic(op: OpDef, args, kwargs):
-    """Bind positional/keyword arguments to the operator's inputs and attributes."""
+def _call_generic(op: OpDef, args, kwargs, lenient: bool = False):
+    """Bind positional/keyword arguments to the operator's inputs and attributes.
+
+    ``lenient`` (``core.nd``'s functions of operators that declare no attributes): other
+    keyword arguments are ignored, as MXNet's operators without parameters ignore them
+    (``nd.broadcast_maximum(a, b, axis=1)``)."""
     out = kwargs.pop("out", None)
     for k in _IGNORED:
         if k in kwargs and k not in op.attrs:
@@ -85,6 +89,8 @@ def _call_generic(op: OpDef, args, kwargs):
         attrs[k] = v
     for k, v in kwargs.items():
         if k not in attrs:
+            if lenient:
+                continue
             raise TypeError(f"{op.name}: unexpected keyword argument {k!r}; "
                             f"accepted: {', '.join(list(op.inputs) + attr_names)}")
         attrs[k] = v
@@ -135,20 +141,22 @@ def with_out(name: str, res, out):
     return written if many else written[0]
 
 
-def make_function(op: OpDef, public_name: str, defaults: dict | None = None) -> Callable:
+def make_function(op: OpDef, public_name: str, defaults: dict | None = None,
+                  lenient: bool = False) -> Callable:
     """A generated public function for ``op`` (used by ``core.nd`` and ``core.np``).
 
     ``defaults`` overrides attribute defaults for this name only (e.g. MXNet's
-    ``argmax`` returns float32 indices where NumPy's returns int64).
+    ``argmax`` returns float32 indices where NumPy's returns int64). ``lenient``: see
+    :func:`_call_generic`.
     """
     if defaults:
         def f(*args, **kwargs):
             for k, v in defaults.items():
                 kwargs.setdefault(k, v)
-            return _call_generic(op, args, kwargs)
+            return _call_generic(op, args, kwargs, lenient)
     else:
         def f(*args, **kwargs):
-            return _call_generic(op, args, kwargs)
+            return _call_generic(op, args, kwargs, lenient)
 
     f.__name__ = public_name.rsplit(".", 1)[-1]
     f.__qualname__ = f.__name__
@@ -165,7 +173,8 @@ def namespace(kind: str, prefix: str = "") -> dict:
     Besides the generated functions, an operator module may define
     ``NAMESPACE_OVERRIDES = {"nd": {name: function}, "np": {...}}`` for public
     functions that need more than argument binding (e.g. reading the training flag
-    before calling a pure operator); those replace the generated ones.
+    before calling a pure operator); those replace the generated ones. In ``'nd'``, an
+    operator without attributes ignores unknown keyword arguments, as in MXNet.
     """
     out = {}
     for op in REGISTRY.values():
@@ -173,7 +182,8 @@ def namespace(kind: str, prefix: str = "") -> dict:
             full, defaults = (entry, None) if isinstance(entry, str) else entry
             head, _, tail = full.rpartition(".")
             if head == prefix:
-                out[tail] = make_function(op, full, defaults)
+                out[tail] = make_function(op, full, defaults, lenient=kind == "nd"
+                                          and not op.attrs)
     for modname, mod in list(sys.modules.items()):
         if not modname.startswith(__package__ + ".") or mod is None:
             continue

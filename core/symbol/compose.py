@@ -116,6 +116,8 @@ def _bind_attrs(op: OpDef, rest, kwargs) -> dict:
         set_keys.add(k)
     for k, v in kwargs.items():
         if k not in attrs:
+            if not names:  # MXNet's operators without parameters ignore other keywords
+                continue
             accepted = [i.rstrip("?") for i in op.inputs] + names
             raise TypeError(f"{op.name}: unexpected keyword argument {k!r}; accepted: "
                             f"{', '.join(accepted)}, name, attr")
