@@ -205,8 +205,8 @@ def test_labels_out_of_range_raise_value_error_naming_the_op():
     nd.SoftmaxOutput(x, nd.array([0, -1, 1]), use_ignore=True)
     with pytest.raises(ValueError, match=r"CTCLoss: label 5 of sequence 1 .*4 classes"):
         nd.CTCLoss(nd.ones((3, 2, 4)), nd.array([[1, 2], [5, 0]]))
-    with pytest.raises(ValueError, match=r"CTCLoss: label 3 .*blank"):
-        nd.CTCLoss(nd.ones((3, 1, 4)), nd.array([[3, 1]]), blank_label="last")
+    with pytest.raises(ValueError, match=r"CTCLoss: label 4 .*blank"):
+        nd.CTCLoss(nd.ones((3, 1, 4)), nd.array([[4, 1]]), blank_label="last")
     with pytest.raises(IndexError, match=r"Embedding: id 6 is out of range .*5 rows"):
         nd.Embedding(nd.array([1, 6]), nd.ones((5, 2)), input_dim=5, output_dim=2)
 
@@ -280,6 +280,18 @@ def test_ctc_matches_brute_force(blank_label):
         ours = nd.CTCLoss(_nd(x), _nd(labels, "int64"), blank_label=blank_label).asnumpy()
         np.testing.assert_allclose(ours, ctc_brute(x, labels, blank_label=blank_label),
                                    rtol=1e-10)
+
+
+@pytest.mark.parametrize("blank_label,labels,want", [
+    # MXNet 1.9.1's values for these inputs (label_lengths reach labels equal to the blank)
+    ("last", [[4, 1, 2, 4], [3, 4, 4, 1], [0, 0, 4, 2]], [14.240591, 11.930523, 14.186543]),
+    ("first", [[0, 1, 0, 2], [3, 0, 0, 1], [1, 0, 1, 0]], [11.430108, 18.474401, 13.737149]),
+])
+def test_ctc_label_equal_to_the_blank_is_accepted_as_mxnet_does(blank_label, labels, want):
+    x = np.random.RandomState(0).randn(12, 3, 5).astype("float32")
+    got = nd.CTCLoss(_nd(x), _nd(labels), None, _nd([3, 4, 2]), use_label_lengths=True,
+                     blank_label=blank_label)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5)
 
 
 def test_ctc_repeated_labels_need_a_blank_between():

@@ -3,7 +3,9 @@
 ``data`` is (T, N, C): unnormalized activations for T time steps, N sequences and C
 classes (the blank included); the softmax over C is taken inside. ``label`` is (N, L),
 padded. With ``blank_label='first'`` the blank is class 0, real labels are 1..C-1 and
-0 pads; with ``'last'`` the blank is C-1, real labels are 0..C-2 and -1 pads. Without
+0 pads; with ``'last'`` the blank is C-1, real labels are 0..C-2 and -1 pads (a label
+equal to the blank is accepted, as MXNet accepts it: an extra state that cannot be
+skipped). Without
 ``use_label_lengths`` a sequence's labels end at its first padding value; without
 ``use_data_lengths`` every sequence uses all T steps. The result is the negative log
 likelihood per sequence, shape (N,); it is ``inf`` where no alignment exists (the
@@ -100,13 +102,16 @@ def _prepare(xp, data, label, data_lengths, label_lengths, use_data_lengths,
         is_pad = lab == pad
         lens = xp.where(is_pad.any(axis=1), xp.argmax(is_pad, axis=1), big_l)
     used = xp.arange(big_l)[None, :] < lens[:, None]
-    bad = used & ((lab < 0) | (lab >= c) | (lab == blank))
+    # A label equal to the blank is taken as MXNet takes it: a state of its own that the
+    # alignment cannot skip into (only reachable with label_lengths, or 'last' padding).
+    bad = used & ((lab < 0) | (lab >= c))
     if bool(bad.any()):
         i, j = (int(v) for v in xp.argwhere(bad)[0])
         low, high = (1, c - 1) if blank_label == "first" else (0, c - 2)
         raise ValueError(f"label {int(lab[i, j])} of sequence {i} (position {j}) is not a "
                          f"class: with {c} classes and blank_label={blank_label!r} the labels "
-                         f"are {low}..{high} (the blank is {blank})")
+                         f"are {low}..{high} (the blank is {blank}; labels must be in "
+                         f"[0, {c}))")
     if use_data_lengths:
         tlen = xp.asarray(data_lengths).astype(numpy.int64)
         if tlen.size and (int(tlen.min()) < 0 or int(tlen.max()) > t_max):
