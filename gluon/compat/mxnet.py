@@ -13,7 +13,7 @@ importable but not yet imported MXNet for this process; an already imported MXNe
 never replaced.
 
 Limits: the alias is kbackend under MXNet's names, not MXNet. Modules without a
-counterpart (``mxnet.contrib.onnx``, ``mxnet.rtc``, ...)
+counterpart (``mxnet.contrib.onnx``, ``mxnet.contrib.quantization``, ``mxnet.rtc``, ...)
 raise ``ModuleNotFoundError`` naming the alias; ``mxnet.__version__`` is ``"2.0.0"``, the
 API level emulated, and ``mxnet.__kbackend_alias__`` is True.
 
@@ -84,6 +84,7 @@ ALIASES: dict[str, str] = {
     "base": "gluon.compat.util",
     "recordio": "core.recordio",
     "name": "core.name",
+    "contrib": "core.contrib",
 }
 
 _ROOT = "mxnet"
@@ -109,7 +110,8 @@ class _Finder(importlib.abc.MetaPathFinder):
         target_name = ALIASES[head] + ("." + tail if tail else "")
         if importlib.util.find_spec(target_name) is None:
             raise ModuleNotFoundError(
-                f"{fullname!r} would be kbackend's {target_name!r}, which does not exist",
+                f"{fullname!r} has no counterpart in kbackend's mxnet alias: it would be "
+                f"kbackend's {target_name!r}, which does not exist",
                 name=fullname)
         return importlib.machinery.ModuleSpec(fullname, _Loader(target_name))
 

@@ -1,0 +1,37 @@
+"""MXNet 1.x's ``mx.contrib``: experimental APIs kept for old code.
+
+Submodules: :mod:`~core.contrib.autograd` (the pre-1.0 autograd API:
+``train_section``, ``mark_variables``, ``grad_and_loss``, ...),
+:mod:`~core.contrib.ndarray` and :mod:`~core.contrib.symbol` (``nd.contrib`` and
+``sym.contrib`` under MXNet's other names, also ``nd``/``sym``) and
+:mod:`~core.contrib.io` (``DataLoaderIter``). ``mx.contrib.onnx`` and
+``mx.contrib.quantization`` have no counterpart here; using them raises
+``ModuleNotFoundError``.
+
+Example:
+    >>> from core import contrib, nd
+    >>> contrib.nd.isnan(nd.array([1.0, float("nan")])).asnumpy().tolist()
+    [0.0, 1.0]
+"""
+from __future__ import annotations
+
+from . import autograd, io, ndarray, symbol
+from . import ndarray as nd
+from . import symbol as sym
+
+__all__ = ["autograd", "io", "nd", "ndarray", "sym", "symbol"]
+
+# MXNet 1.9.1 modules that kbackend leaves to other work (ONNX, INT8 quantization)
+_MISSING = {
+    "onnx": "ONNX import/export",
+    "quantization": "INT8 quantization",
+    "quant": "INT8 quantization",
+}
+
+
+def __getattr__(name: str):
+    if name in _MISSING:
+        raise ModuleNotFoundError(
+            f"mx.contrib.{name} ({_MISSING[name]}) has no counterpart in kbackend's "
+            "core.contrib", name=f"core.contrib.{name}")
+    raise AttributeError(f"module 'core.contrib' has no attribute {name!r}")
