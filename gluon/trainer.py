@@ -34,13 +34,21 @@ Example:
 """
 from __future__ import annotations
 
+import os
+
+import numpy
+
 from core import autograd, nd, parallel
 from core import optimizer as opt
 from core.kvstore import KVStoreBase
 
 from .parameter import Parameter, ParameterDict
 
-__all__ = ["StaleGradientError", "Trainer"]
+__all__ = ["StaleGradientError", "Trainer", "UpdateOnKVStoreError"]
+
+# MXNet's model._create_kvstore: the 'local' store updates on the workers when a
+# parameter has more elements than this.
+_LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
 
 
 class StaleGradientError(UserWarning, RuntimeError):
@@ -48,6 +56,13 @@ class StaleGradientError(UserWarning, RuntimeError):
 
     A ``UserWarning`` (what MXNet raises, so ``except UserWarning`` keeps working) and a
     ``RuntimeError``.
+    """
+
+
+class UpdateOnKVStoreError(RuntimeError, AssertionError):
+    """``allreduce_grads``/``update`` called while the kvstore runs the updates.
+
+    A ``RuntimeError`` and an ``AssertionError`` (what MXNet 1.9.1 raises).
     """
 
 
@@ -71,8 +86,13 @@ class Trainer:
         compression_params: gradient compression for the store; only
             ``{'type': 'none'}`` is supported (2-bit compression is not implemented).
         update_on_kvstore: True runs the optimizer once on the store and copies the new
-            weights to every context; False or None (the default here) updates every
-            replica with the summed gradient.
+            weights to every context; False updates every replica with the summed
+            gradient. None chooses as MXNet 1.9.1 does: on the store when there is one
+            that can run optimizers, unless the environment variable
+            ``MXNET_UPDATE_ON_KVSTORE`` is ``0`` or a ``'local'`` store holds a
+            parameter of more than 16M elements; with sparse (``row_sparse``) weights
+            always on the store (False is then an error); with dense weights and sparse
+            gradients on the replicas (on the store for a distributed store).
 
     Raises:
         ValueError: ``params`` is not a list or dict of Parameters, or the parameters
@@ -97,6 +117,8 @@ class Trainer:
             raise ValueError(msg)  # noqa: TRY004 - MXNet raises ValueError
         self._params: list = []
         self._param2idx: dict = {}
+        self._contains_sparse_weight = False
+        self._contains_sparse_grad = False
         for p in params:
             if not isinstance(p, Parameter):
                 msg = ("First argument must be a list or dict of Parameters, got list of "
@@ -107,6 +129,8 @@ class Trainer:
             self._param2idx[id(p)] = len(self._params)
             self._params.append(p)
             p._set_trainer(self)
+            self._contains_sparse_weight |= p._stype != "default"
+            self._contains_sparse_grad |= p._grad_stype != "default"
         self._compression_params = compression_params
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
@@ -157,20 +181,58 @@ class Trainer:
         self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
 
     def _reset_kvstore(self) -> None:
-        """Re-copy every parameter into the store before the next update.
+        """Drop the store; the next update creates a new one and copies every parameter
+        into it (MXNet 1.9.1's ``Trainer._reset_kvstore``).
 
-        ``Parameter.set_data`` calls this when the store holds the weights
-        (``update_on_kvstore``). The store and its optimizer states are kept.
+        ``Parameter.set_data`` (and so ``load_parameters``) calls this when the store
+        holds the weights (``update_on_kvstore``); the optimizer states the store kept
+        are dropped with it, as in MXNet.
+
+        Raises:
+            RuntimeError: the store is distributed.
         """
         if self._kvstore is not None and "dist" in self._kvstore.type:
             raise RuntimeError("Cannot reset distributed KVStore.")
+        self._kv_initialized = False
+        self._kvstore = None
+        self._distributed = None
+        self._update_on_kvstore = None
         self._params_to_init = list(self._params)
 
     def _init_kvstore(self) -> None:
-        """Create the store (lazily, at the first update) as ``core.parallel`` decides."""
+        """Create the store (lazily, at the first update) and choose where updates run,
+        as MXNet 1.9.1's ``Trainer._init_kvstore`` (see ``update_on_kvstore``)."""
         config = self._kvstore_params
-        kvstore, update_on_kvstore = parallel.create_kvstore(
-            config["kvstore"], len(self._contexts), config["update_on_kvstore"])
+        requested = config["update_on_kvstore"]
+        if self._contains_sparse_weight:
+            kvstore, update_on_kvstore = self._sparse_kvstore(config["kvstore"]), True
+            if requested is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are "
+                                 "present.")
+        else:
+            kvstore, _ = parallel.create_kvstore(config["kvstore"], len(self._contexts), None)
+            distributed = kvstore is not None and "dist" in kvstore.type
+            if self._contains_sparse_grad:
+                update_on_kvstore = distributed
+                if requested is False and distributed:
+                    raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when "
+                                     "sparse gradients are present.")
+            else:
+                update_on_kvstore = self._default_update_on_kvstore(config["kvstore"])
+                if distributed and "async" in kvstore.type:
+                    if requested is False:
+                        raise ValueError("Please set update_on_kvstore=True when training in "
+                                         "async mode.")
+                    update_on_kvstore = True
+            if requested is not None:
+                update_on_kvstore = bool(requested)
+            capable = kvstore is not None and kvstore.is_capable(KVStoreBase.OPTIMIZER)
+            if update_on_kvstore and kvstore is not None and not capable:
+                if requested:
+                    raise ValueError(f"update_on_kvstore=True, but the {kvstore.type!r} "
+                                     "store cannot run optimizers; set "
+                                     "update_on_kvstore=False")
+                update_on_kvstore = False
         if kvstore is not None:
             if self._compression_params:
                 kvstore.set_gradient_compression(self._compression_params)
@@ -181,15 +243,58 @@ class Trainer:
         self._distributed = kvstore is not None and "dist" in kvstore.type
         self._kv_initialized = True
 
+    def _default_update_on_kvstore(self, kvstore) -> bool:
+        """MXNet's choice for dense parameters when ``update_on_kvstore`` is None."""
+        if os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1").strip() not in ("1", "true", "True"):
+            return False
+        if kvstore == "local" and any(
+                p.shape and int(numpy.prod(p.shape)) > _LOCAL_UPDATE_LIMIT
+                for p in self._params):
+            return False
+        return True
+
+    @staticmethod
+    def _sparse_kvstore(kvstore) -> KVStoreBase:
+        """The store of a trainer with row_sparse weights: always one, able to update."""
+        if isinstance(kvstore, KVStoreBase):
+            kv = kvstore
+        elif isinstance(kvstore, str):
+            from core import kvstore as kvs
+
+            kv = kvs.create(kvstore)
+        else:
+            raise TypeError(f"Cannot create {kvstore!r} KVStore with row_sparse parameters. "
+                            "The type must be KVStore or str.")
+        if not kv.is_capable(KVStoreBase.OPTIMIZER):
+            raise ValueError(f"KVStore with sparse weight requires optimizer support, but "
+                             f"the {kv.type!r} store does not support optimizer. Use another "
+                             "store (e.g. 'local' or 'device').")
+        return kv
+
+    def _row_sparse_pull(self, parameter: Parameter, out, row_id, full_idx: bool = False):
+        """Fill ``out`` (a replica or a list of them) with ``row_id``'s rows of
+        ``parameter`` from the store (all rows with ``full_idx``, through ``pull``)."""
+        self._prepare()
+        idx = self._param2idx[id(parameter)]
+        if full_idx and "dist" not in self._kvstore.type:
+            self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
+
     def _init_params(self) -> None:
         """Copy the parameters waiting in ``_params_to_init`` into the store (and the
         first replica into the others); deferred ones wait for their shapes."""
         waiting, ready = [], []
         for p in self._params_to_init:
             (waiting if p._deferred_init or p._data is None else ready).append(p)
-        if self._kvstore is not None and ready:
-            parallel.broadcast_params(self._kvstore, [p.list_data() for p in ready],
-                                      keys=[self._param2idx[id(p)] for p in ready])
+        dense = [p for p in ready if p._stype == "default"]
+        if self._kvstore is not None:
+            for p in ready:
+                if p._stype != "default":  # the store keeps the weight, replicas pull rows
+                    self._kvstore.init(self._param2idx[id(p)], p._list_data()[0])
+            if dense:
+                parallel.broadcast_params(self._kvstore, [p.list_data() for p in dense],
+                                          keys=[self._param2idx[id(p)] for p in dense])
         self._params_to_init = waiting
 
     def _prepare(self) -> None:
@@ -244,7 +349,7 @@ class Trainer:
             if p.grad_req == "null":
                 fresh.append(None)
                 continue
-            p.list_data()  # an uninitialized (or deferred) parameter raises here
+            p._list_data()  # an uninitialized (or deferred) parameter raises here
             fresh.append(p._check_fresh())
         return fresh
 
@@ -319,14 +424,14 @@ class Trainer:
         there is nothing to sum.
 
         Raises:
-            RuntimeError: the trainer updates on the kvstore (``update_on_kvstore=True``);
-                use :meth:`step`.
+            UpdateOnKVStoreError: (a ``RuntimeError``) the trainer updates on the kvstore
+                (``update_on_kvstore=True``); use :meth:`step`.
         """
         self._prepare()
         if self._kvstore is not None and self._update_on_kvstore:
-            raise RuntimeError("allreduce_grads() when parameters are updated on kvstore is "
-                               "not supported. Try setting `update_on_kvstore` to False when "
-                               "creating trainer.")
+            raise UpdateOnKVStoreError("allreduce_grads() when parameters are updated on "
+                                       "kvstore is not supported. Try setting "
+                                       "`update_on_kvstore` to False when creating trainer.")
         fresh, reduced = self._take_pending()
         if self._fresh is None:  # the first call since the last update counts
             self._fresh = fresh
@@ -405,7 +510,7 @@ class Trainer:
                 fn(*batches[0])
             self._prepare()
         keys = [i for i, p in enumerate(self._params) if p.grad_req != "null"]
-        params = [self._params[i].list_data() for i in keys]
+        params = [self._params[i]._list_data() for i in keys]
         on_store = self._kvstore is not None and self._update_on_kvstore
         reduce = not on_store and (len(ctxs) > 1 or self._kvstore is not None)
         step = parallel.forward_backward(fn, batches, params, kvstore=self._kvstore,
@@ -421,15 +526,16 @@ class Trainer:
             ignore_stale_grad: skip parameters with stale gradients instead of raising.
 
         Raises:
-            RuntimeError: the trainer updates on the kvstore (``update_on_kvstore=True``).
+            UpdateOnKVStoreError: (a ``RuntimeError``) the trainer updates on the kvstore
+                (``update_on_kvstore=True``).
             StaleGradientError: (a ``UserWarning``) a stale gradient, naming the
                 parameter and the context; nothing is updated.
         """
         self._prepare()
         if self._kvstore is not None and self._update_on_kvstore:
-            raise RuntimeError("update() when parameters are updated on kvstore is not "
-                               "supported. Try setting `update_on_kvstore` to False when "
-                               "creating trainer.")
+            raise UpdateOnKVStoreError("update() when parameters are updated on kvstore is "
+                                       "not supported. Try setting `update_on_kvstore` to "
+                                       "False when creating trainer.")
         self._check_and_rescale_grad(self._scale / batch_size)
         if self._fresh is not None:
             fresh = self._fresh
@@ -450,7 +556,7 @@ class Trainer:
                 continue
             keys.append(i)
             grads.append(p.list_grad())
-            weights.append(p.list_data())
+            weights.append(p._list_data())
             done.append(p)
         parallel.update_replicas(self._updaters, grads, weights, keys=keys)
         for p in done:
@@ -461,10 +567,15 @@ class Trainer:
         for i, (p, f) in enumerate(zip(self._params, fresh)):
             if f is None or not any(f):
                 continue
-            keys.append(i)
-            grads.append([x for x, ok in zip(p.list_grad(), f) if ok])
-            weights.append(p.list_data())
             done.append(p)
+            fresh_grads = [x for x, ok in zip(p.list_grad(), f) if ok]
+            if p._stype != "default":
+                # the store keeps the weight; replicas pull their rows (row_sparse_data)
+                self._kvstore.push(i, fresh_grads, priority=-i)
+                continue
+            keys.append(i)
+            grads.append(fresh_grads)
+            weights.append(p._list_data())
         parallel.pushpull_update(self._kvstore, grads, weights, keys=keys)
         for p in done:
             p._mark_stale()

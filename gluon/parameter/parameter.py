@@ -15,7 +15,8 @@ from core.ops.dispatch import MXNetError
 
 from ..utils import shape_is_known
 
-__all__ = ["Constant", "DeferredInitializationError", "Parameter", "tensor_types"]
+__all__ = ["Constant", "DeferredInitializationError", "InvalidStypeError", "Parameter",
+           "tensor_types"]
 
 tensor_types = (NDArray,)
 _DEFAULT_INIT = initializer.Uniform()
@@ -25,6 +26,14 @@ _GRAD_REQS = ("write", "add", "null")
 
 class DeferredInitializationError(MXNetError):
     """A parameter's initialization waits for its shape, known at the first forward."""
+
+
+class InvalidStypeError(ValueError, AssertionError):
+    """A storage type that is not ``'default'``, ``'row_sparse'`` or ``'csr'``.
+
+    A ``ValueError`` and an ``AssertionError`` (what MXNet 1.9.1 raises, so code
+    catching either keeps working).
+    """
 
 
 def _shape_str(shape) -> str:
@@ -94,8 +103,8 @@ class Parameter:
             raise TypeError(f"Parameter: name must be a str, got {type(name).__name__}")
         for what, st in (("stype", stype), ("grad_stype", grad_stype)):
             if st not in _STYPES:
-                raise ValueError(f"{what} for Parameter '{name}' must be one of 'default', "
-                                 f"'row_sparse', or 'csr', but got '{st}'")
+                raise InvalidStypeError(f"{what} for Parameter '{name}' must be one of "
+                                        f"'default', 'row_sparse', or 'csr', but got '{st}'")
         self._var = None
         self._data = None
         self._ctx_list = None
@@ -237,14 +246,87 @@ class Parameter:
             The NDArray on ``ctx`` (the parameter's own array, not a copy).
 
         Raises:
-            RuntimeError: not initialized, or not on ``ctx`` (naming both contexts).
+            RuntimeError: not initialized, or not on ``ctx`` (naming both contexts), or
+                the parameter is not dense (use :meth:`row_sparse_data`).
             DeferredInitializationError: initialization still waits for the shape.
         """
-        return self._check_and_get(self._data, ctx_or_device(ctx, device, "Parameter.data"))
+        ctx = ctx_or_device(ctx, device, "Parameter.data")
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter '{self.name}' on ctx {ctx} "
+                               f"via data() because its storage type is {self._stype}. "
+                               "Please use row_sparse_data() instead.")
+        return self._check_and_get(self._data, ctx)
 
     def list_data(self) -> list:
-        """The values on all contexts, in the order of :meth:`list_ctx`."""
+        """The values on all contexts, in the order of :meth:`list_ctx`.
+
+        Raises:
+            RuntimeError: as :meth:`data` (a sparse parameter: use
+                :meth:`list_row_sparse_data`).
+        """
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all "
+                               f"contexts via list_data() because its storage type is "
+                               f"{self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, list)
+
+    def _list_data(self) -> list:
+        """The arrays on all contexts whatever the storage type (for the Trainer)."""
+        return self._check_and_get(self._data, list)
+
+    def row_sparse_data(self, row_id: NDArray) -> NDArray:
+        """A copy of a ``'row_sparse'`` parameter on ``row_id``'s context, holding only
+        the rows in ``row_id`` (pulled from the Trainer's kvstore, which holds the
+        current weights).
+
+        Args:
+            row_id: an NDArray of row indices; its context picks the replica.
+
+        Returns:
+            A row-sparse NDArray of the parameter's shape on ``row_id.context``.
+
+        Raises:
+            RuntimeError: the parameter is not ``'row_sparse'`` (use :meth:`data`), no
+                Trainer was created with it, or it is not on that context.
+            TypeError: ``row_id`` is not an NDArray.
+        """
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return a copy of Parameter {self.name} via "
+                               f"row_sparse_data() because its storage type is "
+                               f"{self._stype}. Please use data() instead.")
+        return self._get_row_sparse(self._data, getattr(row_id, "context", None), row_id)
+
+    def list_row_sparse_data(self, row_id: NDArray) -> list:
+        """Copies of a ``'row_sparse'`` parameter on all contexts (in :meth:`list_ctx`
+        order), each holding only the rows in ``row_id`` (see :meth:`row_sparse_data`).
+
+        Args:
+            row_id: an NDArray of row indices.
+
+        Returns:
+            A list of row-sparse NDArrays.
+
+        Raises:
+            RuntimeError: as :meth:`row_sparse_data`.
+            TypeError: ``row_id`` is not an NDArray.
+        """
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all "
+                               f"contexts via list_row_sparse_data() because its storage type "
+                               f"is {self._stype}. Please use data() instead.")
+        return self._get_row_sparse(self._data, list, row_id)
+
+    def _get_row_sparse(self, arr_list, ctx, row_id):
+        """The replica(s) for ``ctx``, refreshed with ``row_id``'s rows from the Trainer."""
+        if not isinstance(row_id, NDArray):
+            raise TypeError(f"Parameter '{self.name}': row_id must be an NDArray, but "
+                            f"{type(row_id).__name__} is given")
+        if self._trainer is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' when "
+                               "no Trainer is created with it.")
+        results = self._check_and_get(arr_list, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
 
     def _grads(self):
         if self._data is None or self._grad_req == "null":
@@ -450,9 +532,15 @@ class Parameter:
                              "has not been initialized.")
 
     def _reduce(self) -> NDArray:
-        """The value as one array on cpu(0) (replicas are kept identical)."""
+        """The value as one array on cpu(0) (replicas are kept identical; a row_sparse
+        parameter's current value is in its Trainer's kvstore, pulled in full)."""
         with autograd.pause():
-            return self.list_data()[0].copyto(cpu(0))
+            if self._stype == "row_sparse" and self._trainer is not None:
+                out = self._list_data()[0].copyto(cpu(0))
+                rows = nd.arange(0, self.shape[0], dtype="int64", ctx=cpu(0))
+                self._trainer._row_sparse_pull(self, out, rows, full_idx=True)
+                return out
+            return self._list_data()[0].copyto(cpu(0))
 
     def set_data(self, data) -> None:
         """Set the value on all contexts.

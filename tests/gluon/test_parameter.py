@@ -331,3 +331,37 @@ def test_initialize_is_reproducible_after_seed():
     core.random.seed(3)
     b = draw()
     assert numpy.array_equal(a, b)
+
+
+# ---------------------------------------------------------------- storage types (MXNet 1.9.1)
+def test_invalid_stype_is_value_and_assertion_error():
+    from gluon.parameter import InvalidStypeError
+    for kw in ({"stype": "invalid"}, {"grad_stype": "invalid"}):
+        with pytest.raises(AssertionError, match="must be one of 'default', 'row_sparse'"):
+            Parameter("weight", shape=(10, 10), **kw)
+        with pytest.raises(ValueError, match="for Parameter 'weight'"):
+            Parameter("weight", shape=(10, 10), **kw)
+        with pytest.raises(InvalidStypeError):
+            Parameter("weight", shape=(10, 10), **kw)
+
+
+def test_data_of_sparse_and_row_sparse_data_of_dense_raise():
+    from core import cpu, nd
+    p0 = Parameter("weight", shape=(10, 10), stype="row_sparse", grad_stype="row_sparse")
+    p0.initialize(init="xavier", ctx=[cpu(0), cpu(1)])
+    with pytest.raises(RuntimeError, match="via data\\(\\) because its storage type is "
+                                           "row_sparse"):
+        p0.data()
+    with pytest.raises(RuntimeError, match="list_data\\(\\) because its storage type"):
+        p0.list_data()
+    with pytest.raises(RuntimeError, match="when no Trainer is created"):
+        p0.list_row_sparse_data(nd.arange(0, 10))
+    with pytest.raises(TypeError, match="row_id must be an NDArray"):
+        p0.list_row_sparse_data([0, 1])
+    p1 = Parameter("weight", shape=(10, 10))
+    p1.initialize(init="xavier", ctx=[cpu(0), cpu(1)])
+    with pytest.raises(RuntimeError, match="row_sparse_data\\(\\) because its storage type "
+                                           "is default"):
+        p1.row_sparse_data(nd.arange(0, 10))
+    with pytest.raises(RuntimeError, match="list_row_sparse_data"):
+        p1.list_row_sparse_data(nd.arange(0, 10))

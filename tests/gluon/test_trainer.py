@@ -389,7 +389,8 @@ def test_forward_backward_equals_sequential_step(opt, opt_params, kvstore, on_kv
 @pytest.mark.multi_device
 def test_forward_backward_then_allreduce_clip_update_sums_once():
     net, seq = _mlp(CTX2), _mlp(CTX2)
-    t_fb, t_seq = (Trainer(n.collect_params(), "sgd", {"learning_rate": 0.5})
+    t_fb, t_seq = (Trainer(n.collect_params(), "sgd", {"learning_rate": 0.5},
+                           update_on_kvstore=False)
                    for n in (net, seq))
     x, y = _data(8)
     t_fb.forward_backward(lambda a, b: ((net(a) - b) ** 2).sum() / 2,
@@ -458,3 +459,60 @@ def test_forward_backward_hybridized_equals_sequential():
         got, want = _params_np(net, c), _params_np(seq, c)
         for k in want:
             np.testing.assert_array_equal(got[k], want[k])
+
+
+# ---------------------------------------------------------------- MXNet 1.9.1's kvstore choice
+def _two_ctx_trainer(**kwargs):
+    w = Parameter("w", shape=(3,), init="zeros")
+    w.initialize(ctx=CTX2)
+    trainer = Trainer([w], "sgd", {"learning_rate": 0.1}, **kwargs)
+    trainer._init_kvstore()
+    return trainer
+
+
+@pytest.mark.multi_device
+def test_update_on_kvstore_default_is_mxnets(monkeypatch):
+    monkeypatch.delenv("MXNET_UPDATE_ON_KVSTORE", raising=False)
+    assert _two_ctx_trainer()._update_on_kvstore is True
+    assert _two_ctx_trainer(kvstore="local")._update_on_kvstore is True
+    assert _two_ctx_trainer(update_on_kvstore=False)._update_on_kvstore is False
+    monkeypatch.setenv("MXNET_UPDATE_ON_KVSTORE", "0")
+    assert _two_ctx_trainer()._update_on_kvstore is False
+    assert _two_ctx_trainer(update_on_kvstore=True)._update_on_kvstore is True
+    # one context: no store at all
+    w = Parameter("w", shape=(3,)); w.initialize()
+    t = Trainer([w], "sgd")
+    t._init_kvstore()
+    assert t._kvstore is None and t._update_on_kvstore is None
+
+
+@pytest.mark.multi_device
+def test_update_on_kvstore_errors_are_mxnets_assertion_errors(monkeypatch):
+    from gluon.trainer import UpdateOnKVStoreError
+    monkeypatch.delenv("MXNET_UPDATE_ON_KVSTORE", raising=False)
+    trainer = _two_ctx_trainer()
+    for call in (trainer.allreduce_grads, lambda: trainer.update(1)):
+        with pytest.raises(AssertionError, match="update_on_kvstore"):
+            call()
+        with pytest.raises(UpdateOnKVStoreError):
+            call()
+
+
+@pytest.mark.multi_device
+def test_save_load_states_on_kvstore_keeps_param_dict(tmp_path, monkeypatch):
+    # MXNet's test_trainer_save_load: the store's optimizer sees later lr_mult changes
+    monkeypatch.delenv("MXNET_UPDATE_ON_KVSTORE", raising=False)
+    x = Parameter("x", shape=(10,), lr_mult=1.0)
+    x.initialize(ctx=CTX2, init="zeros")
+    trainer = Trainer([x], "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        for w in x.list_data():
+            (w + 1).backward()
+    trainer.step(1)
+    assert trainer._kvstore._updater.optimizer._get_lr(0) == pytest.approx(0.1)
+    path = str(tmp_path / "t.states")
+    trainer.save_states(path)
+    trainer.load_states(path)
+    x.lr_mult = 2.0
+    assert trainer._kvstore._updater.optimizer._get_lr(0) == pytest.approx(0.2)
+    np.testing.assert_allclose(x.data(cpu(1)).asnumpy(), -0.2 * np.ones(10), rtol=1e-6)
