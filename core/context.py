@@ -14,10 +14,23 @@ import numpy
 from . import cuda
 
 _DEVICE_TYPES = ("cpu", "gpu")
+# MXNet's pinned and shared host memory ('cpu_pinned', 'cpu_shared': what its DataLoader
+# workers return) are plain host memory here: Context('cpu_shared', 0) is cpu(0).
+_HOST_ALIASES = ("cpu_pinned", "cpu_shared")
+
+
+class _CurrentOnClass:
+    """``Context.default_ctx``: MXNet 1.x's deprecated class property, the current context."""
+
+    def __get__(self, obj, cls=None):
+        return current_context()
 
 
 class Context:
     """A device: a type (``'cpu'`` or ``'gpu'``) and an id.
+
+    MXNet's ``'cpu_pinned'`` and ``'cpu_shared'`` device types are accepted and give the
+    CPU context of that id (host memory is all one kind here).
 
     Contexts are interned: ``Context('cpu', 1) is cpu(1)``. A context is also a
     ``with`` scope that makes it the default for array creation.
@@ -46,9 +59,12 @@ class Context:
             device_type, device_id = name, int(rest)
         if device_type == "cuda":
             device_type = "gpu"
+        elif device_type in _HOST_ALIASES:  # MXNet's host-memory kinds: host memory here
+            device_type = "cpu"
         if device_type not in _DEVICE_TYPES:
             raise ValueError(
-                f"Context: unknown device type {device_type!r}; expected one of {_DEVICE_TYPES}"
+                f"Context: unknown device type {device_type!r}; expected one of "
+                f"{_DEVICE_TYPES + _HOST_ALIASES}"
             )
         if not isinstance(device_id, (int, numpy.integer)) or device_id < 0:
             raise ValueError(f"Context: device id must be a non-negative int, got {device_id!r}")
@@ -80,6 +96,24 @@ class Context:
 
     def __reduce__(self):
         return (Context, (self.device_type, self.device_id))
+
+    default_ctx = _CurrentOnClass()
+
+    @staticmethod
+    def cpu_shared(device_id: int = 0) -> Context:
+    """MXNet's shared-memory context (``Context('cpu_shared', i)``); here ``cpu(device_id)``.
+
+    Example:
+        >>> from core import context
+        >>> context.cpu_shared(0) is context.cpu(0) is context.Context('cpu_shared', 0)
+        True
+    """
+    return Context("cpu", device_id)
+
+
+def current_context() -> Context:
+        """The innermost ``with ctx:`` context, or the default (MXNet's classmethod)."""
+        return current_context()
 
     def __repr__(self) -> str:
         return f"{self.device_type}({self.device_id})"
@@ -130,6 +164,17 @@ def gpu(device_id: int = 0) -> Context:
 
 def cpu_pinned(device_id: int = 0) -> Context:
     """MXNet's pinned-memory context; on this framework the same as ``cpu(device_id)``."""
+    return Context("cpu", device_id)
+
+
+def cpu_shared(device_id: int = 0) -> Context:
+    """MXNet's shared-memory context (``Context('cpu_shared', i)``); here ``cpu(device_id)``.
+
+    Example:
+        >>> from core import context
+        >>> context.cpu_shared(0) is context.cpu(0) is context.Context('cpu_shared', 0)
+        True
+    """
     return Context("cpu", device_id)
 
 

@@ -96,3 +96,12 @@ def test_gpu_context_without_cupy_gives_clear_error():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError, match=r"CuPy|GPU"):
         nd.zeros((2,), ctx=gpu(0))
+
+
+def test_default_ctx_and_current_context_on_the_class_are_mxnet_1x_spellings():
+    from core.context import Context, cpu
+
+    assert Context.default_ctx is cpu(0)
+    with cpu(2):
+        assert Context.default_ctx is cpu(2)
+        assert Context.current_context() is cpu(2)
