@@ -100,18 +100,7 @@ class Context:
     default_ctx = _CurrentOnClass()
 
     @staticmethod
-    def cpu_shared(device_id: int = 0) -> Context:
-    """MXNet's shared-memory context (``Context('cpu_shared', i)``); here ``cpu(device_id)``.
-
-    Example:
-        >>> from core import context
-        >>> context.cpu_shared(0) is context.cpu(0) is context.Context('cpu_shared', 0)
-        True
-    """
-    return Context("cpu", device_id)
-
-
-def current_context() -> Context:
+    def current_context() -> Context:
         """The innermost ``with ctx:`` context, or the default (MXNet's classmethod)."""
         return current_context()
 
