@@ -192,3 +192,25 @@ def _where(xp, cond, x, y):
     return xp.where(cond, x, y)
 
 
+
+
+def _nd_where(condition, x, y, out=None, name=None):
+    """MXNet's ``nd.where``: a 1-D ``condition`` whose size is ``x``'s first dimension
+    picks whole rows (``x[i]`` where ``condition[i]``); otherwise the ``where`` operator,
+    broadcasting.
+
+    Example:
+        >>> from core import nd
+        >>> nd.where(nd.array([1, 0]), nd.ones((2, 2)), nd.zeros((2, 2))).asnumpy().tolist()
+        [[1.0, 1.0], [0.0, 0.0]]
+    """
+    from ..ndarray import NDArray
+    from .namespace import _call_generic
+
+    if (isinstance(condition, NDArray) and isinstance(x, NDArray) and condition.ndim == 1
+            and x.ndim > 1 and condition.shape[0] == x.shape[0]):
+        condition = condition.reshape((x.shape[0],) + (1,) * (x.ndim - 1))
+    return _call_generic(_where, (condition, x, y), {"out": out} if out is not None else {})
+
+
+NAMESPACE_OVERRIDES = {"nd": {"where": _nd_where}}

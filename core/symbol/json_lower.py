@@ -210,6 +210,20 @@ def _concat(w, n, attrs, ins):
     return _outs(j, 1, n.num_outputs)
 
 
+def _split(w, n, attrs, ins):
+    """Equal sections as MXNet's ``SliceChannel`` (MXNet 1.9 has no ``split`` node)."""
+    k = attrs.get("indices_or_sections")
+    if k is None:
+        k = attrs.get("num_outputs")
+    if isinstance(k, bool) or not isinstance(k, int) or k != n.num_outputs:
+        raise Unsupported(f"split: indices_or_sections={k!r} (only a number of equal sections "
+                          "has an MXNet spelling, SliceChannel)")
+    j = w.emit("SliceChannel", n.name, {"num_outputs": k, "axis": attrs.get("axis", 1),
+                                        "squeeze_axis": bool(attrs.get("squeeze_axis"))},
+               _arrays("split", ins), k)
+    return _outs(j, k, n.num_outputs)
+
+
 def _stack(w, n, attrs, ins):
     if attrs.get("dtype") is not None:
         raise Unsupported(f"stack: dtype={attrs['dtype']!r}")
@@ -388,7 +402,8 @@ _BINARY = {
 # Operators MXNet 1.9 has under our name, with our attributes (checked against its
 # argument lists, and each against its outputs in the compat tests).
 _SAME = (
-    "Activation", "BilinearSampler", "BlockGrad", "Convolution", "Deconvolution", "Embedding",
+    "Activation", "BilinearSampler", "BlockGrad", "CTCLoss", "Convolution", "Deconvolution",
+    "Embedding",
     "FullyConnected", "GridGenerator", "L2Normalization", "LRN", "LeakyReLU",
     "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput", "MakeLoss",
     "Pooling", "SequenceLast", "SequenceMask", "SequenceReverse", "SoftmaxOutput",
@@ -396,7 +411,7 @@ _SAME = (
     "batch_dot", "broadcast_like", "broadcast_to", "cbrt", "ceil", "cos", "cosh", "degrees",
     "dot", "erf", "erfinv", "exp", "expand_dims", "expm1", "fix", "flatten", "flip", "floor",
     "gamma", "gammaln", "gather_nd", "hard_sigmoid", "log", "log10", "log1p", "log2",
-    "logical_not", "negative", "one_hot", "pick", "radians", "reciprocal", "relu", "repeat",
+    "logical_not", "negative", "norm", "one_hot", "pick", "radians", "reciprocal", "relu", "repeat",
     "reshape_like", "rint", "rsqrt", "sigmoid", "sign", "sin", "sinh", "slice", "slice_axis",
     "slice_like", "smooth_l1", "sqrt", "square", "squeeze", "take", "tan", "tanh", "tile",
     "topk", "trunc", "where", "softsign", "linalg_gemm", "linalg_gemm2", "linalg_det",
@@ -414,6 +429,7 @@ RULES.update({
     "_group_norm": same("GroupNorm", outputs=3),
     "concatenate": _concat,
     "stack": _stack,
+    "split": _split,
     "reshape": _reshape,
     "transpose": _transpose,
     "swapaxes": _swapaxes,

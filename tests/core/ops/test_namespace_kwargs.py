@@ -1,10 +1,11 @@
-"""Keyword arguments of the generated functions (core/ops/namespace.py and the Symbol
-side, core/symbol/compose.py): MXNet's operators without parameters ignore unknown
-keywords; operators with attributes, and core.np, reject them."""
+"""MXNet call conventions of the generated functions: keyword arguments
+(core/ops/namespace.py and core/symbol/compose.py: MXNet's operators without parameters
+ignore unknown keywords; operators with attributes, and core.np, reject them) and
+``nd.where`` with a row condition (core/ops/binary.py)."""
 import numpy as np
 import pytest
 
-from core import nd, sym
+from core import autograd, nd, sym
 from core import np as knp
 
 
@@ -28,3 +29,18 @@ def test_operators_with_attributes_and_numpy_names_still_reject_unknown_keywords
         sym.clip(sym.var("x"), lo=0)
     with pytest.raises(TypeError, match="maximum: unexpected keyword argument 'axis'"):
         knp.maximum(knp.array([1.0]), knp.array([2.0]), axis=1)
+
+
+def test_nd_where_with_a_row_condition_picks_rows_as_mxnet_does():
+    cond = nd.array([1, 0, 1])
+    got = nd.where(cond, nd.ones((3, 3)), nd.zeros((3, 3)))  # rows, not NumPy's columns
+    np.testing.assert_array_equal(got.asnumpy(), [[1, 1, 1], [0, 0, 0], [1, 1, 1]])
+    np.testing.assert_array_equal(knp.where(knp.array([1, 0, 1]), knp.ones((3, 3)),
+                                            knp.zeros((3, 3))).asnumpy(),
+                                  [[1, 0, 1]] * 3)
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.where(nd.array([0, 1]), x, nd.zeros((2, 2)))
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0, 0], [1, 1]])

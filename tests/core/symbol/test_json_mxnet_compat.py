@@ -202,6 +202,9 @@ def _sweep_cases():
                                s.squeeze(s.expand_dims(x, axis=0), axis=0)],
         "concat_stack": lambda x, y: [s.concat(x, y, dim=2), s.stack(x, y, axis=1),
                                       s.Concat(x, y, dim=0)],
+        "split": lambda x, y: [*[s.split(x, num_outputs=3, axis=1)[i] for i in range(3)],
+                               *[s.SliceChannel(x, num_outputs=2, axis=0, squeeze_axis=True)[i]
+                                 for i in range(2)]],
         "softmax": lambda x, y: [s.softmax(x, axis=1), s.log_softmax(x),
                                  s.softmax(x, temperature=2.0)],
         "clip_cast_like": lambda x, y: [
@@ -209,6 +212,10 @@ def _sweep_cases():
             s.ones_like(x), s.BlockGrad(x),
             s.broadcast_like(s.slice_axis(x, axis=0, begin=0, end=1), y),
             s.reshape_like(s.reshape(x, shape=(24,)), y),
+            s.norm(x, axis=2), s.norm(x, ord=1, axis=1, keepdims=True),
+            s.CTCLoss(s.reshape(x, shape=(6, 1, 4)), s.floor(s.slice(
+                s.reshape(y, shape=(6, 4)), begin=(0, 0), end=(1, 2)) * 3),
+                blank_label="last"),
             s.reshape_like(x, s.reshape(y, shape=(6, 4)), lhs_begin=0, lhs_end=2, rhs_begin=0,
                            rhs_end=1),
             s.broadcast_to(s.slice_axis(x, axis=0, begin=0, end=1), shape=(2, 3, 4))],
