@@ -588,6 +588,9 @@ class NDArray(NumpyMethods):
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
+        # MXNet 1.x: an empty array is False; one element is its value; more are ambiguous.
+        if self.size == 0:
+            return False
         if self.size != 1:
             raise ValueError(f"the truth value of an NDArray of shape {self.shape} is "
                              "ambiguous; use .any() or .all()")
@@ -621,6 +624,73 @@ class NDArray(NumpyMethods):
 
     def __str__(self) -> str:
         return self.__repr__()
+
+    def __getstate__(self) -> dict:
+        """MXNet's pickled state: ``{'handle': bytearray}``, the array as one record of
+        MXNet's binary format (``MXNDArraySaveRawBytes``; ``core.mxnet_format``).
+
+        Example:
+            >>> from core import nd
+            >>> st = nd.array([1, 2]).__getstate__()
+            >>> b = nd.zeros((1,))
+            >>> b.__setstate__(st)
+            >>> b.asnumpy().tolist()
+            [1.0, 2.0]
+        """
+        from . import mxnet_format
+        from .np._mode import is_np_shape
+
+        return {"handle": bytearray(mxnet_format.dumps_array(self.asnumpy(),
+                                                             np_shape=is_np_shape()))}
+
+    def __setstate__(self, state: dict) -> None:
+        """Take the values of an MXNet pickled state ``{'handle': bytes}`` (see
+        :meth:`__getstate__`); an array saved on a GPU loads on ``cpu(0)`` here."""
+        from . import mxnet_format
+
+        if not isinstance(state, dict) or "handle" not in state:
+            raise TypeError(f"NDArray.__setstate__: expects MXNet's state {{'handle': bytes}}, "
+                            f"got {type(state).__name__}")
+        arr = mxnet_format.loads_array(bytes(state["handle"]))
+        ctx = Context("cpu", 0)
+        self._data = ctx.xp.asarray(arr)
+        self._ctx = ctx
+        self._node = None
+        self._grad = None
+        self._version = getattr(self, "_version", 0) + 1
+        self._var = None
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape) -> bool:
+        """Whether ``x[slc_key]`` (one ``slice`` per axis of ``shape``) is one contiguous
+        block of ``x``'s row-major memory (MXNet's helper of the same name).
+
+        Example:
+            >>> from core.ndarray import NDArray
+            >>> NDArray._basic_indexing_slice_is_contiguous((slice(1, 2), slice(None)), (3, 4))
+            True
+            >>> NDArray._basic_indexing_slice_is_contiguous((slice(None), slice(1, 3)), (3, 4))
+            False
+        """
+        if len(slc_key) != len(shape):
+            raise ValueError(f"_basic_indexing_slice_is_contiguous: {len(slc_key)} slices for "
+                             f"shape {tuple(shape)}")
+        lens = [len(range(*s.indices(n))) for s, n in zip(slc_key, shape)]
+        total = 1
+        for m in lens:
+            total *= m
+        if total in (0, 1):
+            return True
+        subset = False
+        for s, n, m in zip(reversed(slc_key), reversed(shape), reversed(lens)):
+            step = s.indices(n)[2]
+            if m > 1 and step != 1:
+                return False
+            if subset and m > 1:
+                return False
+            if m < n:
+                subset = True
+        return True
 
     def __reduce__(self):
         # For passing arrays between processes (multiprocessing, as torch tensors and

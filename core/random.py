@@ -118,16 +118,16 @@ def _check_seed(seed_state) -> int:
         raise TypeError(f"random.seed: seed_state must be an int, got "
                         f"{type(seed_state).__name__} {seed_state!r}")
     seed_state = int(seed_state)
-    if seed_state < 0:
-        raise ValueError(f"random.seed: seed_state must be non-negative, got {seed_state}")
-    return seed_state
+    # MXNet passes the seed as a C int: a negative seed is its 32-bit two's complement.
+    return seed_state % 2 ** 32 if seed_state < 0 else seed_state
 
 
 def seed(seed_state, ctx="all") -> None:
     """Seed the random number generators (MXNet's ``mx.random.seed``).
 
     Args:
-        seed_state: a non-negative int.
+        seed_state: an int. A negative seed is read as MXNet reads it (a C ``int``):
+            ``-1`` seeds as ``2**32 - 1`` does.
         ctx: ``'all'`` (default) to seed every context's generator with ``seed_state``,
             including contexts first used later, so that ``cpu(0)`` and ``cpu(1)``
             produce identical streams; or one context (a Context or a string such as
@@ -138,7 +138,7 @@ def seed(seed_state, ctx="all") -> None:
 
     Raises:
         TypeError: ``seed_state`` is not an int.
-        ValueError: ``seed_state`` is negative, or ``ctx`` is not ``'all'`` or a context.
+        ValueError: ``ctx`` is not ``'all'`` or a context.
 
     Example:
         >>> import core

@@ -5,6 +5,7 @@ import numpy
 
 from ..dtypes import ML_FLOATS
 from . import reduce_kernels
+from .dispatch import MXNetError
 from .infer import fmt
 from .registry import Aval, F, defop
 
@@ -40,9 +41,17 @@ def _bl_infer(x, like, lhs_axes=None, rhs_axes=None):
     return _bt_infer(x, _like_shape(x.shape, like.shape, lhs_axes, rhs_axes))
 
 
+class AxesError(ValueError, MXNetError):
+    """Bad ``lhs_axes``/``rhs_axes``: a ``ValueError``, and the ``MXNetError`` MXNet raises."""
+
+
 def _like_shape(xs, ls, lhs_axes, rhs_axes):
-    if lhs_axes is None:
+    if lhs_axes is None and rhs_axes is None:
         return tuple(ls)
+    lhs_axes, rhs_axes = tuple(lhs_axes or ()), tuple(rhs_axes or ())
+    if not lhs_axes or len(lhs_axes) != len(rhs_axes):
+        raise AxesError(f"broadcast_like: lhs_axes {lhs_axes} and rhs_axes {rhs_axes} must be "
+                        f"non-empty and of the same length (lhs {tuple(xs)}, rhs {tuple(ls)})")
     out = list(xs)
     for a, b in zip(lhs_axes, rhs_axes):
         out[a] = ls[b]

@@ -255,11 +255,14 @@ def _swapaxes(xp, x, **attrs):
     return xp.transpose(x, _swap(x.shape, **attrs))
 
 
+def _axes_arg(v):
+    # MXNet's moveaxis takes an int or any sequence of ints (a tuple, a list, a range).
+    return tuple(v) if isinstance(v, (list, tuple, range)) else (v,)
+
+
 def _move(shape, source=0, destination=0):
-    src = axes_of("moveaxis", source if isinstance(source, (list, tuple)) else (source,),
-                  shape, what="source")
-    dst = axes_of("moveaxis", destination if isinstance(destination, (list, tuple))
-                  else (destination,), shape, what="destination")
+    src = axes_of("moveaxis", _axes_arg(source), shape, what="source")
+    dst = axes_of("moveaxis", _axes_arg(destination), shape, what="destination")
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source {source} and destination {destination} must have "
                          f"the same number of axes (input shape {tuple(shape)})")

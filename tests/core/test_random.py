@@ -102,9 +102,17 @@ def test_seed_rejects_non_integers(bad):
         core.random.seed(bad)
 
 
+def test_negative_seed_is_its_32_bit_twos_complement():
+    # MXNet passes the seed as a C int (mx.random.seed(-5) is valid, as in its test_random_seed)
+    core.random.seed(-5)
+    a = nd.random.uniform(shape=(4,)).asnumpy()
+    core.random.seed(2 ** 32 - 5)
+    assert np.array_equal(nd.random.uniform(shape=(4,)).asnumpy(), a)
+    core.random.seed(-5)
+    assert np.array_equal(nd.random.uniform(shape=(4,)).asnumpy(), a)
+
+
 def test_seed_rejects_bad_values_and_contexts():
-    with pytest.raises(ValueError, match="random.seed"):
-        core.random.seed(-1)
     with pytest.raises(ValueError, match="random.seed"):
         core.random.seed(1, ctx="tpu(0)")
     core.random.seed(np.int64(5))  # NumPy integers are ints
