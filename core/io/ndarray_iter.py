@@ -135,11 +135,14 @@ class NDArrayIter(DataIter):
             raise ValueError(f"NDArrayIter: data {first.name!r} of shape "
                              f"{first.values.shape} has no batch axis {self._axis} "
                              f"(layout {layout!r})")
-        bad = {k: v for k, v in sizes.items() if v != self.num_data}
+        # MXNet counts the examples of the first data array; an array with more is read
+        # at the same indices (its extra examples are never used), one with fewer fails.
+        bad = {k: v for k, v in sizes.items() if v is None or v < self.num_data}
         if bad:
             raise ValueError(
-                f"NDArrayIter: every data and label array needs the same number of examples "
-                f"along the batch axis {self._axis}; {first.name!r} has {self.num_data}, "
+                f"NDArrayIter: every data and label array needs at least as many examples "
+                f"along the batch axis {self._axis} as the first data array; "
+                f"{first.name!r} has {self.num_data}, "
                 + ", ".join(f"{k!r} has {v}" for k, v in bad.items()))
         self.idx = numpy.arange(self.num_data)
         self.shuffle = shuffle
