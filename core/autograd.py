@@ -204,7 +204,7 @@ def _toposort(head_nodes):
                 continue
             seen.add(id(node))
             stack.append((node, True))
-            if isinstance(node, Node):
+            if isinstance(node, Node) and not node.freed:
                 for p in node.parents:
                     if p is not None and id(p[0]) not in seen:
                         stack.append((p[0], False))
@@ -273,6 +273,10 @@ def _run_backward(heads, head_grads, retain_graph, create_graph, targets=None,
                 for i, g in enumerate(gs):
                     if (id(node), i) in targets and g is not None:
                         targets[(id(node), i)] = g
+            if node.freed and not any(node is h for h in head_nodes):
+                # MXNet clears a graph after a backward without retain_graph: an array it
+                # computed is a constant to graphs recorded later (gradients stop there).
+                continue
             if node.freed:
                 raise RuntimeError(
                     f"backward: the graph through operator {node.op.name!r} was already "

@@ -84,6 +84,22 @@ def test_backward_twice_needs_retain_graph():
         y.backward()
 
 
+def test_array_of_a_freed_graph_is_a_constant_to_later_graphs():
+    # MXNet clears a graph after backward without retain_graph (its test_cached): an
+    # intermediate it computed takes part in a later recording as a constant.
+    x = _var([1.0, 2.0])
+    with autograd.record():
+        b = x * 3
+        (b * b).backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [18.0, 36.0])
+    w = _var([2.0, 2.0])
+    with autograd.record():
+        c = b + 1
+        (c * w).backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), [4.0, 7.0])
+    np.testing.assert_allclose(x.grad.asnumpy(), [18.0, 36.0])  # x gets nothing new
+
+
 def test_backward_non_scalar_without_head_grads_means_sum_like_mxnet():
     x = _var([1.0, 2.0])
     with autograd.record():
