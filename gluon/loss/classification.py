@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 
-from .loss import Loss, _apply_weighting, _reshape_like
+from .loss import Loss, _apply_weighting, _batch_mean, _imperative, _reshape_like
 
 __all__ = [
     "HingeLoss",
@@ -54,12 +54,36 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 
     def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
         label = _reshape_like(F, label, pred)
-        loss = F.sigmoid_binary_cross_entropy(pred, label, pos_weight,
-                                              from_logits=not self._from_sigmoid)
+        if _imperative(F):
+            loss = F.sigmoid_binary_cross_entropy(pred, label, pos_weight,
+                                                  from_logits=not self._from_sigmoid)
+        else:
+            loss = _sigmoid_bce_composed(F, pred, label, pos_weight, self._from_sigmoid)
         return self._weighted_mean(F, loss, sample_weight)
 
 
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
+
+
+def _softrelu_bce(F, pred, label):
+    """``max(x, 0) - x * z + log(1 + exp(-|x|))`` in MXNet's operators."""
+    return F.relu(pred) - pred * label + F.Activation(-F.abs(pred), act_type="softrelu")
+
+
+def _sigmoid_bce_composed(F, pred, label, pos_weight, from_sigmoid):
+    """The binary cross-entropy composed of MXNet 1.9's operators (on Symbols, so that
+    the graph has only operators MXNet has; the imperative path runs the fused one)."""
+    if not from_sigmoid:
+        if pos_weight is None:
+            return _softrelu_bce(F, pred, label)
+        log_weight = 1 + F.broadcast_mul(pos_weight - 1, label)
+        return pred - pred * label + log_weight * (
+            F.Activation(-F.abs(pred), act_type="softrelu") + F.relu(-pred))
+    eps = 1e-12
+    if pos_weight is None:
+        return -(F.log(pred + eps) * label + F.log(1. - pred + eps) * (1. - label))
+    return -(F.broadcast_mul(F.log(pred + eps) * label, pos_weight)
+             + F.log(1. - pred + eps) * (1. - label))
 
 
 def _hinge(F, pred, label, margin):
@@ -112,6 +136,8 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if not _imperative(F):
+            return self._compose(F, pred, label, sample_weight)
         ax = _class_axis(type(self).__name__, pred, self._axis)
         if self._sparse_label:
             shape = tuple(pred.shape)
@@ -135,6 +161,19 @@ class SoftmaxCrossEntropyLoss(Loss):
                 return _apply_weighting(F, loss, self._weight, None)
             loss = F.expand_dims(loss, axis=ax)
         return self._weighted_mean(F, loss, sample_weight)
+
+    def _compose(self, F, pred, label, sample_weight):
+        """MXNet 1.9's composition on Symbols of unknown shape: log_softmax, then pick
+        (or the sum against the label distribution), the weighting and the mean."""
+        if not self._from_logits:
+            pred = F.log_softmax(pred, axis=self._axis)
+        if self._sparse_label:
+            loss = -F.pick(pred, label, axis=self._axis, keepdims=True)
+        else:
+            label = _reshape_like(F, label, pred)
+            loss = -F.sum(pred * label, axis=self._axis, keepdims=True)
+        loss = _apply_weighting(F, loss, self._weight, sample_weight)
+        return _batch_mean(F, loss, self._batch_axis)
 
 
 SoftmaxCELoss = SoftmaxCrossEntropyLoss
@@ -266,5 +305,8 @@ class LogisticLoss(Loss):
         label = _reshape_like(F, label, pred)
         if self._label_format == "signed":
             label = (label + 1.0) / 2.0
-        loss = F.sigmoid_binary_cross_entropy(pred, label, from_logits=True)
+        if _imperative(F):
+            loss = F.sigmoid_binary_cross_entropy(pred, label, from_logits=True)
+        else:
+            loss = _softrelu_bce(F, pred, label)
         return self._weighted_mean(F, loss, sample_weight)

@@ -7,6 +7,7 @@ import inspect
 import math
 import numbers
 
+from core import nd
 from core.ndarray import NDArray
 
 from ..block import HybridBlock
@@ -36,8 +37,19 @@ def _apply_weighting(F, loss, weight=None, sample_weight=None):
     return loss
 
 
+def _imperative(F) -> bool:
+    """Whether ``hybrid_forward`` runs on NDArrays (``F`` is ``core.nd``, also while a
+    hybridized block is traced) rather than composing shapeless Symbols (``core.sym``)."""
+    return F is nd
+
+
 def _reshape_like(F, x, y, names=("label", "pred")):
-    """``x`` reshaped to ``y``'s shape; ValueError naming both when their sizes differ."""
+    """``x`` reshaped to ``y``'s shape; ValueError naming both when their sizes differ.
+
+    On Symbols (``F = core.sym``) it is MXNet's ``F.reshape_like(x, y)``: the shapes are
+    known, and checked, only when the Symbol is bound."""
+    if not _imperative(F):
+        return F.reshape_like(x, y)
     if tuple(x.shape) == tuple(y.shape):
         return x
     if math.prod(x.shape) != math.prod(y.shape):
@@ -56,6 +68,8 @@ def _batch_mean(F, loss, batch_axis):
 def _describe(value) -> str:
     if isinstance(value, NDArray):
         return f"{tuple(value.shape)} {value.dtype}"
+    if type(value).__name__ == "Symbol":
+        return f"Symbol '{value.name}'"
     return type(value).__name__ if value is not None else "None"
 
 
@@ -64,8 +78,13 @@ class Loss(HybridBlock):
 
     Subclasses define ``hybrid_forward(self, F, pred, label, sample_weight=None)`` and
     typically use :func:`_reshape_like` and :meth:`_weighted_mean` (or
-    :func:`_apply_weighting` and a reduction of their own). Value and type errors raised inside are re-raised with the
-    loss' class name and its inputs' shapes.
+    :func:`_apply_weighting` and a reduction of their own). Value and type errors raised
+    inside are re-raised with the loss' class name and its inputs' shapes.
+
+    Every loss also composes on Symbols of unknown shape, as in MXNet 1.x:
+    ``loss(sym.var('pred'), sym.var('label'))`` is a Symbol built with ``F = core.sym``
+    operators only (``reshape_like``, ``broadcast_mul``, ``mean(..., exclude=True)``,
+    ...), whose shapes are inferred when it is bound (e.g. by ``mx.mod.Module``).
 
     Args:
         weight: a global scalar weight for the loss, or None.
