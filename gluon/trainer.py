@@ -247,11 +247,8 @@ class Trainer:
         """MXNet's choice for dense parameters when ``update_on_kvstore`` is None."""
         if os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1").strip() not in ("1", "true", "True"):
             return False
-        if kvstore == "local" and any(
-                p.shape and int(numpy.prod(p.shape)) > _LOCAL_UPDATE_LIMIT
-                for p in self._params):
-            return False
-        return True
+        return not (kvstore == "local" and any(
+            p.shape and int(numpy.prod(p.shape)) > _LOCAL_UPDATE_LIMIT for p in self._params))
 
     @staticmethod
     def _sparse_kvstore(kvstore) -> KVStoreBase:

@@ -18,8 +18,13 @@ Example:
     >>> w.data(cpu(1)).sum().item(), w.grad(cpu(0)).shape
     (12.0, (4, 3))
 """
-from .parameter import (Constant, DeferredInitializationError, InvalidStypeError, Parameter,
-                        tensor_types)
+from .parameter import (
+    Constant,
+    DeferredInitializationError,
+    InvalidStypeError,
+    Parameter,
+    tensor_types,
+)
 from .parameter_dict import ParameterDict
 
 __all__ = ["Constant", "DeferredInitializationError", "InvalidStypeError", "Parameter",
