@@ -62,7 +62,8 @@ class Activation(HybridBlock):
         return self._act_type
 
     def hybrid_forward(self, F, x):
-        return F.Activation(x, act_type=self._act_type)
+        # name="fwd": on Symbols the node is '<prefix>fwd', MXNet 1.9's name
+        return F.Activation(x, act_type=self._act_type, name="fwd")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._act_type})"

@@ -160,7 +160,7 @@ class Dense(HybridBlock):
                                    flatten=self._flatten)
             return _bias_act(out, bias, self.act, -1)
         out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
-                               flatten=self._flatten)
+                               flatten=self._flatten, name="fwd")  # MXNet's node name
         if self.act is not None:
             out = self.act(out)
         return out
