@@ -6,7 +6,7 @@
 (``init``, the same as ``core.initializer``) and ``utils`` (``split_and_load``,
 ``clip_global_norm``). The layer, loss, trainer, data and model-zoo submodules
 (``gluon.nn``, ``gluon.rnn``, ``gluon.loss``, ``gluon.Trainer``, ``gluon.data``,
-``gluon.model_zoo``, ``gluon.metric``, ``gluon.compat``) are imported on first
+``gluon.model_zoo``, ``gluon.metric``, ``gluon.compat``, ``gluon.contrib``) are imported on first
 access, which keeps ``import gluon`` light. ``SymbolBlock``
 (``symbol_block``) runs a ``core.sym`` Symbol, or a graph written by
 ``HybridBlock.export``, as a block.
@@ -47,7 +47,8 @@ __all__ = [
     "utils",
 ]
 
-_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "metric", "trainer", "compat")
+_LAZY_MODULES = ("nn", "rnn", "loss", "data", "model_zoo", "metric", "trainer", "compat",
+                 "contrib")
 
 
 def __getattr__(name: str):

@@ -85,4 +85,4 @@ class DataLoaderIter(DataIter):
 
     def getindex(self):
         """None (a DataLoader does not report example indices)."""
-        return None
+        return

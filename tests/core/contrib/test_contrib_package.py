@@ -14,7 +14,7 @@ def test_nd_and_sym_are_nd_contrib_and_sym_contrib():
     assert contrib.nd.isnan is nd_contrib.isnan
     assert contrib.sym.CTCLoss is sym_contrib.CTCLoss
     with pytest.raises(AttributeError, match="no operator 'nope'"):
-        contrib.nd.nope
+        contrib.nd.nope  # noqa: B018
 
 
 @pytest.mark.parametrize("name", ["onnx", "quantization", "quant"])
@@ -35,7 +35,7 @@ def test_alias_resolves_mxnet_contrib():
         assert mca is contrib.autograd
         assert mxnet.contrib is contrib
         with pytest.raises(ModuleNotFoundError, match="core.contrib.onnx"):
-            import mxnet.contrib.onnx  # noqa: F401
+            import mxnet.contrib.onnx
     finally:
         if not was:
             alias.uninstall()
