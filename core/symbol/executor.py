@@ -26,6 +26,7 @@ from ..context import Context, current_context
 from ..ndarray import NDArray
 from ..ops.dispatch import describe
 from ..ops.registry import Aval
+from . import executor_info as _executor_info
 from . import mirror
 from .autodiff import gradients, specialize
 from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
@@ -440,6 +441,8 @@ class Executor:
         self._last_train = False
         self.outputs: list[NDArray] = []
         self._output_names = output_names(graph)
+        # MXNet reads its graph-rewrite switches when it binds (get_optimized_symbol)
+        self._eliminate_common_expr = _executor_info.eliminate_common_expr()
 
     # ------------------------------------------------------------------ views
     @property
@@ -538,6 +541,16 @@ class Executor:
             else:
                 dst._data[...] = env[s]
         self._env = None
+
+    def debug_str(self) -> str:
+        """The bound graph and ``Total <n> MB allocated``, the memory plan's estimate of the
+        executor's own arrays (MXNet's ``debug_str``; :mod:`core.symbol.executor_info`)."""
+        return _executor_info.debug_str(self)
+
+    def get_optimized_symbol(self):
+        """The bound graph after MXNet's executor rewrites (common-subexpression
+        elimination unless ``MXNET_ELIMINATE_COMMON_EXPR=0`` at bind), as a Symbol."""
+        return _executor_info.optimized_symbol(self)
 
     def __repr__(self) -> str:
         return f"<Executor {len(self._arg_names)} args, {len(self._aux_names)} aux @{self.ctx}>"
