@@ -32,6 +32,7 @@ from .tape import (
 __all__ = [
     "Function",
     "backward",
+    "get_symbol",
     "grad",
     "is_recording",
     "is_training",
@@ -445,6 +446,30 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
             raise ValueError(f"mark_variables: variable shape {tuple(v.shape)} and gradient "
                              f"shape {tuple(g.shape)} differ")
         v._attach(g, req)
+
+
+def get_symbol(x):
+    """The recorded computation history of ``x`` as a Symbol (MXNet's ``get_symbol``).
+
+    Args:
+        x: an NDArray computed under :func:`record`.
+
+    Returns:
+        A Symbol; its arguments (``var0``, ``var1``, ...) are the arrays the recorded
+        computation started from, scalars are literals.
+
+    Example:
+        >>> from core import autograd, nd
+        >>> x = nd.ones((1,))
+        >>> x.attach_grad()
+        >>> with autograd.record():
+        ...     y = x * x + 2 * x - 1
+        >>> autograd.get_symbol(y).list_arguments()
+        ['var0']
+    """
+    from .symbol.from_tape import tape_symbol
+
+    return tape_symbol(x)
 
 
 def stop_gradient(x):

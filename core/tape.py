@@ -181,11 +181,16 @@ def record_op(op, inputs, raw, attrs, outs):
     parents = []
     in_meta = []
     checks = []
+    literal = False
     for x, r in zip(inputs, raw):
         n = getattr(x, "_node", _MISSING)
         if n is _MISSING:  # a scalar, None or a converted array-like
             parents.append(None)
-            in_meta.append((r.shape, r.dtype) if hasattr(r, "shape") else None)
+            if hasattr(r, "shape"):
+                in_meta.append((r.shape, r.dtype))
+            else:
+                in_meta.append(None)
+                literal = True
         else:
             parents.append(n)
             in_meta.append((r.shape, r.dtype))
@@ -205,7 +210,10 @@ def record_op(op, inputs, raw, attrs, outs):
             node.out_data = tuple([o._data for o in out_list])
             node.out_refs = tuple([(weakref.ref(o), 0) for o in out_list])
     else:
-        node.in_data = node.out_data = None
+        # the literal inputs (scalars) only, for autograd.get_symbol; arrays are not kept
+        node.in_data = tuple([r if m is None else None for r, m in zip(raw, in_meta)]) \
+            if literal else None
+        node.out_data = None
         node.checks = node.out_refs = ()
     node.freed = False
     node.ctx = out_list[0]._ctx
