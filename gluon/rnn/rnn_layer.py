@@ -37,12 +37,12 @@ from core.ndarray import NDArray
 
 from ..block import HybridBlock
 from ..hybrid import has_symbol
-from . import rnn_cell
+from . import lstm_projection, rnn_cell
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
-_PARAM_RE = re.compile(r"(l|r)(\d+)_(i2h|h2h)_(weight|bias)\Z")
+_PARAM_RE = re.compile(r"(l|r)(\d+)_(i2h|h2h|h2r)_(weight|bias)\Z")
 
 
 class _RNNLayer(HybridBlock):
@@ -57,9 +57,13 @@ class _RNNLayer(HybridBlock):
         name = type(self).__name__
         if layout not in ("TNC", "NTC"):
             raise ValueError(f"Invalid layout {layout!r}; must be one of ['TNC' or 'NTC']")
-        if projection_size:
-            raise ValueError(f"{name}: projection_size is not supported (MXNet offers LSTM "
-                             "projection with cuDNN only); leave it None")
+        if projection_size and mode != "lstm":
+            raise ValueError(f"{name}: projection_size is for LSTM only, got "
+                             f"projection_size={projection_size!r}")
+        if projection_size and (isinstance(projection_size, bool)
+                                or not isinstance(projection_size, int) or projection_size < 1):
+            raise ValueError(f"{name}: projection_size must be a positive integer or None, "
+                             f"got {projection_size!r}")
         if lstm_state_clip_min is not None or lstm_state_clip_max is not None:
             raise ValueError(f"{name}: state_clip_min/state_clip_max are not supported "
                              "(MXNet offers LSTM state clipping with cuDNN only); leave "
@@ -71,7 +75,7 @@ class _RNNLayer(HybridBlock):
         if not 0 <= dropout < 1:
             raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout!r}")
         self._hidden_size = hidden_size
-        self._projection_size = None
+        self._projection_size = projection_size if projection_size else None
         self._num_layers = num_layers
         self._mode = mode
         self._layout = layout
@@ -91,17 +95,21 @@ class _RNNLayer(HybridBlock):
         self.skip_states = None
         self._gates = _GATES[mode]
         ng, ni, nh = self._gates, input_size, hidden_size
+        npj = self._projection_size
         for i in range(num_layers):
             for j in "lr"[:self._dir]:
                 self._register_param(f"{j}{i}_i2h_weight", (ng * nh, ni),
                                      i2h_weight_initializer, dtype)
-                self._register_param(f"{j}{i}_h2h_weight", (ng * nh, nh),
+                self._register_param(f"{j}{i}_h2h_weight", (ng * nh, npj or nh),
                                      h2h_weight_initializer, dtype)
                 self._register_param(f"{j}{i}_i2h_bias", (ng * nh,), i2h_bias_initializer,
                                      dtype)
                 self._register_param(f"{j}{i}_h2h_bias", (ng * nh,), h2h_bias_initializer,
                                      dtype)
-            ni = nh * self._dir
+                if npj:  # MXNet's LSTMP: the projection of the hidden state, (P, H)
+                    self._register_param(f"{j}{i}_h2r_weight", (npj, nh),
+                                         h2r_weight_initializer, dtype)
+            ni = (npj or nh) * self._dir
 
     def _register_param(self, name, shape, init, dtype):
         p = self.params.get(name, shape=shape, init=init, allow_deferred_init=True,
@@ -144,14 +152,21 @@ class _RNNLayer(HybridBlock):
         """Shape, layout and dtype of each state (a list of dicts): ``h`` (and ``c`` for
         the LSTM), each ``(num_layers * D, N, H)``."""
         shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
-        return [{"shape": shape, "__layout__": "LNC", "dtype": self._dtype}
+        info = [{"shape": shape, "__layout__": "LNC", "dtype": self._dtype}
                 for _ in range(2 if self._mode == "lstm" else 1)]
+        if self._projection_size:  # h is the projected state
+            info[0]["shape"] = (shape[0], batch_size, self._projection_size)
+        return info
 
     def _unfuse(self):
         """The equivalent stack of cells, sharing this layer's parameters: a
         ``HybridSequentialRNNCell`` of cells (``BidirectionalCell`` pairs when
         bidirectional) with ``DropoutCell`` between layers."""
         hidden = self._hidden_size
+        if self._projection_size:
+            raise ValueError(f"{type(self).__name__} '{self.name}': a layer with "
+                             "projection_size has no equivalent stack of gluon.rnn cells "
+                             "(use gluon.contrib.rnn.LSTMPCell to build one)")
 
         def get_cell(**kwargs):
             if self._mode == "rnn_relu":
@@ -290,6 +305,13 @@ class _RNNLayer(HybridBlock):
 
     def _forward_kernel(self, F, inputs, states, sequence_length, **kwargs):
         """The fused operator on the flat parameter vector (MXNet's packing order)."""
+        if self._projection_size:
+            if F is not nd and not isinstance(getattr(inputs, "shape", None), tuple):
+                raise ValueError(f"{type(self).__name__} '{self.name}' with projection_size "
+                                 "runs step by step and needs the sequence length: call it "
+                                 "on NDArrays (hybridized or not), not on Symbols")
+            return lstm_projection.lstmp_forward(F, self, inputs, states, sequence_length,
+                                                 kwargs)
         params = [kwargs[f"{d}{layer}_{g}_{t}"].reshape(-1)
                   for t in ("weight", "bias")
                   for layer in range(self._num_layers)
@@ -379,8 +401,10 @@ class LSTM(_RNNLayer):
         i2h_bias_initializer: initializer of the input biases (default ``'zeros'``;
             ``'lstmbias'`` sets the forget gate's to 1).
         h2h_bias_initializer: initializer of the recurrent biases (default ``'zeros'``).
-        projection_size: not supported (MXNet offers it with cuDNN only); must be None.
-        h2r_weight_initializer: the projection's initializer (unused).
+        projection_size: P, to project the hidden state to P features (MXNet's LSTMP:
+            ``r_t = W_h2r h_t`` is the output and the recurrent state; parameters
+            ``l0_h2r_weight (P, H)``, ``h2h_weight (4H, P)``). None: no projection.
+        h2r_weight_initializer: the projection's initializer.
         state_clip_min: not supported (cuDNN only in MXNet); must be None.
         state_clip_max: not supported (cuDNN only in MXNet); must be None.
         state_clip_nan: accepted for compatibility.
@@ -389,7 +413,8 @@ class LSTM(_RNNLayer):
             :class:`RNN`).
         **kwargs: ``prefix`` and ``params`` (see :class:`gluon.Block`).
 
-    States are ``[h, c]``, each ``(num_layers * D, N, H)``.
+    States are ``[h, c]``, each ``(num_layers * D, N, H)`` (``h`` is ``(..., P)`` with a
+    projection).
 
     Example:
         >>> from core import nd
@@ -400,6 +425,11 @@ class LSTM(_RNNLayer):
         (3, 7, 5)
         >>> [s.shape for s in layer.begin_state(3)]
         [(1, 3, 5), (1, 3, 5)]
+        >>> lstmp = rnn.LSTM(8, projection_size=3, input_size=4)
+        >>> lstmp.initialize()
+        >>> out, (h, c) = lstmp(nd.ones((7, 2, 4)), lstmp.begin_state(2))
+        >>> out.shape, h.shape, c.shape, lstmp.l0_h2r_weight.shape
+        ((7, 2, 3), (1, 2, 3), (1, 2, 8), (3, 8))
     """
 
     def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0,

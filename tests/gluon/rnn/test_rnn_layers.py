@@ -88,8 +88,8 @@ def test_invalid_arguments():
         rnn.LSTM(3, layout="NCT")
     with pytest.raises(ValueError, match="activation"):
         rnn.RNN(3, activation="sigmoid")
-    with pytest.raises(ValueError, match="projection_size"):
-        rnn.LSTM(3, projection_size=2)
+    with pytest.raises(ValueError, match="projection_size must be a positive integer"):
+        rnn.LSTM(3, projection_size=2.5)
     with pytest.raises(ValueError, match="state_clip"):
         rnn.LSTM(3, state_clip_min=-1, state_clip_max=1)
     with pytest.raises(ValueError, match="dropout"):
