@@ -581,6 +581,7 @@ class HybridBlock(Block):
 
     def _clear_cached_op(self) -> None:
         """Drop the cached graph (children, dtypes or contexts changed)."""
+        self._in_format = None
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = []

@@ -96,6 +96,49 @@ def call_cached(block, args, kwargs):
     return out
 
 
+def _format(struct):
+    """MXNet's input format of a flattened call: 0 for an array, -1 for None, lists for
+    lists and tuples; a ValueError (MXNet's) for any other value."""
+    kind, v = struct
+    if kind == "a":
+        return 0
+    if kind in ("l", "t"):
+        return tuple(_format(s) for s in v)
+    if v is None:
+        return -1
+    raise ValueError(f"When hybridized, the input of HybridBlock must be (nested) list of "
+                     f"Symbol or NDArray, but got {v!r} of type {type(v).__name__}")
+
+
+def _same_format(stored, fmt) -> bool:
+    """Equal formats, or equal but for trailing None arguments on either side (left to
+    their defaults), as MXNet allows."""
+    if stored == fmt:
+        return True
+    short, long_ = sorted((stored, fmt), key=len)
+    return len(short) < len(long_) and long_[:len(short)] == short and \
+        all(f == -1 for f in long_[len(short):])
+
+
+def _check_format(block, struct, arrays) -> None:
+    """MXNet's rules for a hybridized call: arrays, None and (nested) lists only; one
+    context; the argument structure of the first call (where None stands) until the
+    cache is cleared (``hybridize()``)."""
+    fmt = _format(struct)
+    ctxs = {a.context for a in arrays}
+    if len(ctxs) > 1:
+        raise ValueError(f"{type(block).__name__} '{block.name}': find multiple contexts in "
+                         f"the input ({', '.join(sorted(map(str, ctxs)))}); after hybridize() "
+                         "a HybridBlock supports one input context only")
+    if block._in_format is None:
+        block._in_format = fmt
+    elif not _same_format(block._in_format, fmt):
+        raise ValueError(f"{type(block).__name__} '{block.name}': the argument structure of "
+                         "HybridBlock does not match the cached version. Stored format = "
+                         f"{block._in_format}, input format = {fmt} (0: an array, -1: None); "
+                         "call hybridize() again to accept a new structure")
+
+
 def _entry(block, args, kwargs):
     """``(cached graph, input arrays)`` for this call's signature, the graph traced now
     if new; None when the call cannot be cached (no array input, or array keyword
@@ -106,6 +149,7 @@ def _entry(block, args, kwargs):
     struct = _flatten(args, arrays)
     if not arrays:
         return None
+    _check_format(block, struct, arrays)
     ctx = arrays[0].context
     key = (ctx, autograd.is_training(), _key_of(struct), tuple(sorted(kwargs)) if kwargs else (),
            tuple((a.shape, a.dtype) for a in arrays))
@@ -234,9 +278,10 @@ def compose_symbol(block, args, kwargs):
 
     arrays: list = []
     _flatten(args, arrays)
-    if arrays:
-        raise TypeError(f"{type(block).__name__} '{block.name}': inputs must be all Symbols or "
-                        f"all NDArrays, got {len(arrays)} NDArray(s) among Symbols")
+    if arrays:  # ValueError as in MXNet
+        raise ValueError(f"{type(block).__name__} '{block.name}': inputs must be all Symbols "
+                         f"or all NDArrays (MXNet does not support mixed NDArrays and Symbols "
+                         f"as inputs), got {len(arrays)} NDArray(s) among Symbols")
     params = {k: parameter_variable(p) for k, p in block._reg_params.items()}
     # A block with an empty prefix names its nodes in its parent's scope, continuing its
     # counters (MXNet's model-zoo stages: "stage1_activation0", "stage1_activation1").
@@ -288,8 +333,9 @@ def symbolic_call(block, args):
     specs = []
     for a in args:
         if not isinstance(a, Symbol):
-            raise TypeError(f"{type(block).__name__} '{block.name}': when called on Symbols, "
-                            f"every input must be a Symbol, got {type(a).__name__}")
+            error = ValueError if isinstance(a, NDArray) else TypeError  # MXNet's for mixing
+            raise error(f"{type(block).__name__} '{block.name}': when called on Symbols, every "
+                        f"input must be a Symbol, got {type(a).__name__}")
         names = a.list_outputs()
         if len(names) != 1 or names[0] not in a.list_inputs():
             raise TypeError(f"{type(block).__name__} '{block.name}': a block can be called "

@@ -16,8 +16,11 @@ def print_summary(net, *inputs) -> None:
     counts, with totals (see :meth:`gluon.Block.summary`).
 
     Args:
-        net: an initialized Block.
+        net: an initialized Block, not hybridized.
         *inputs: its inputs.
+
+    Raises:
+        AssertionError: a block of ``net`` is hybridized (MXNet's check).
     """
     from .containers import HybridSequential, Sequential  # containers import gluon.block
 
@@ -43,6 +46,11 @@ def print_summary(net, *inputs) -> None:
         rows[key] = row
 
     def register(block):
+        if getattr(block, "_active", False):
+            # MXNet's summary asserts this: a hybridized block's children run inside its
+            # graph, so their hooks would never fire
+            raise AssertionError(f'"{block.name}" must not be hybridized to print summary '
+                                 "(call hybridize(False) first)")
         if not isinstance(block, (Sequential, HybridSequential)):
             handles.append(block.register_forward_hook(hook))
 

@@ -21,6 +21,7 @@ import math
 from functools import lru_cache
 
 from ...dtypes import bfloat16, float16, float32
+from ..dispatch import MXNetError
 from ..infer import norm_axis, require_float
 from ..namespace import with_out
 from ..param_shapes import ParamShapes, axis_position
@@ -70,6 +71,11 @@ def _channel_axis(name, shape, dtype, axis):
         raise type(e)(f"{e} (data: {_desc(shape, dtype)})") from None
 
 
+class ParamShapeError(ValueError, MXNetError):
+    """A scale or shift of the wrong shape: a ``ValueError``, and the ``MXNetError`` MXNet's
+    shape inference raises (``nn.LayerNorm(in_channels=10)`` on ``(2, 11)`` data)."""
+
+
 def _check_param(name, label, p, want, shape, dtype, why):
     """``p`` is (shape, dtype) of parameter ``label``, or None when it was not given."""
     if p is None:
@@ -80,7 +86,7 @@ def _check_param(name, label, p, want, shape, dtype, why):
         raise TypeError(f"{name}: {label} must be an array of shape {want}, got a "
                         f"{pshape.__name__} (data: {_desc(shape, dtype)})")
     if pshape != want:
-        raise ValueError(f"{name}: {label} has shape {pshape} but must have shape {want}, "
+        raise ParamShapeError(f"{name}: {label} has shape {pshape} but must have shape {want}, "
                          f"{why} (data: {_desc(shape, dtype)}, {label}: "
                          f"{_desc(pshape, pdtype)})")
     require_float(name, Aval(pshape, pdtype), what=f"{label} (data: {_desc(shape, dtype)})")
