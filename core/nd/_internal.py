@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 from ..ndarray import NDArray
+from ..ops.namespace import namespace as _namespace
 from ..ops.namespace import write_out
 from ..ops.optimizer_ops import PUBLIC as _UPDATES
 
@@ -56,3 +57,5 @@ _slice_assign = _crop_assign
 _slice_assign_scalar = _crop_assign_scalar
 
 globals().update({k: v for k, v in _UPDATES.items() if k.startswith("_")})
+# operators registered under ``_internal.<name>`` (``_sample_unique_zipfian``)
+globals().update(_namespace("nd", "_internal"))

@@ -542,3 +542,7 @@ def _choice(xp, a, size=None, replace=True, p=None, ctx=None):
         idx = xp.argsort(keys)[:m]
     idx = xp.asarray(idx).astype(int64, copy=False).reshape(out.shape)
     return idx if _is_scalar(a) else a[idx]
+
+
+# MXNet 1.x's further samplers and its Python front ends (nd.random.exponential's scale).
+from . import random_mx  # noqa: E402, F401

@@ -312,12 +312,16 @@ class _Recorder:
     """Turns operator calls on Symbols into nodes while an ``nd`` override runs."""
 
     def record(self, op, inputs, attrs, ctx):
-        if not any(isinstance(x, Symbol) for x in inputs):
+        # random operators are nodes even without Symbol inputs (each run draws anew)
+        if not op.random and not any(isinstance(x, Symbol) for x in inputs):
             return None
         s = compose(op, list(inputs), dict(attrs), ctx=ctx, visible=None)
         node = s.outputs[0].node
         outs = tuple(Symbol([e], s._updates) for e in node.entries())
         return outs if len(outs) > 1 else outs[0]
+
+    def made_here(self, outs) -> None:
+        """Values computed concretely while recording need no bookkeeping here."""
 
 
 def traced(fn, public_name: str):

@@ -492,6 +492,15 @@ def _tables():
                                   one(rand(np.random.default_rng(1), (5,), "float32"))),
         "random_poisson": HybridRow(draws(lambda: nd.random.poisson(3.5, shape=(5,))),
                                     one(rand(np.random.default_rng(1), (5,), "float32"))),
+        "random_negative_binomial": HybridRow(
+            draws(lambda: nd.random.negative_binomial(3, 0.4, shape=(5,))),
+            one(rand(np.random.default_rng(1), (5,), "float32"))),
+        "random_generalized_negative_binomial": HybridRow(
+            draws(lambda: nd.random.generalized_negative_binomial(2.0, 0.3, shape=(5,))),
+            one(rand(np.random.default_rng(1), (5,), "float32"))),
+        "_sample_unique_zipfian": HybridRow(
+            draws(lambda: nd._internal._sample_unique_zipfian(50, shape=(2, 5))[0], "int64"),
+            one(ints((2, 5), "int64")), grad=False),
         "random_shuffle": HybridRow(lambda x: nd.random.shuffle(x),
                                     one(np.arange(24.0).reshape(8, 3))),
         "random_multinomial": HybridRow(

@@ -195,25 +195,94 @@ def _chi_square(counts, probs):
 # ----------------------------------------------------------------------- other nd
 def _check_exponential(spec, rng, arr):
     core.random.seed(3)
-    x = nd.random.exponential(4.0, shape=(N,))  # MXNet's lam is the rate
+    x = nd.random.exponential(0.25, shape=(N,))  # nd.random.exponential takes the scale
     _dt(x, (N,), "float32")
     assert _a(x).min() >= 0
     _mean_close(x, 0.25, 0.25)
     _std_close(x, 0.25, rel=0.03)
+    _mean_close(nd.random_exponential(4.0, shape=(N,)), 0.25, 0.25)  # the operator: rate
+    _mean_close(nd.sample_exponential(nd.array([4.0]), shape=(N,)), 0.25, 0.25)
     _dt(nd.random.exponential(), (1,), "float32")
-    lam = arr([1.0, 10.0], dtype="float64")
-    v = _a(nd.random.exponential(lam, shape=(50000,)))
+    scale = arr([1.0, 0.1], dtype="float64")
+    v = _a(nd.random.exponential(scale, shape=(50000,)))
     assert v.shape == (2, 50000) and v.dtype == np.float64
     _mean_close(v[0], 1.0, 1.0)
     _mean_close(v[1], 0.1, 0.1)
     _dt(nd.random_exponential(2, shape=(3,), dtype="float16"), (3,), "float16")
     _reproducible(lambda c: nd.random.exponential(shape=(5,), ctx=c))
-    _same_on_views(arr, lambda lam, **o: nd.random.exponential(lam, shape=(3,), **o),
+    _same_on_views(arr, lambda lam, **o: nd.random_exponential(lam, shape=(3,), **o),
                    [[1.0, 10.0], [0.5, 2.0]], dtype="float64")
     _same_on_views(arr, lambda **o: nd.random.exponential(2.0, shape=(2, 3), **o))
-    _raises("random_exponential", lambda: nd.random.exponential(0.0, shape=(2,)),
+    _raises("random_exponential", lambda: nd.random_exponential(0.0, shape=(2,)),
             lambda: nd.random.exponential(-1, shape=(2,)),
-            lambda: nd.random.exponential(nd.array([1.0, 0.0])))
+            lambda: nd.random_exponential(nd.array([1.0, 0.0])))
+
+
+def _check_negative_binomial(spec, rng, arr):
+    core.random.seed(31)
+    k, p = 3, 0.4
+    x = nd.random.negative_binomial(k, p, shape=(N,))
+    _dt(x, (N,), "float32")
+    assert _a(x).min() >= 0 and np.all(_a(x) == np.round(_a(x)))
+    _mean_close(x, k * (1 - p) / p, math.sqrt(k * (1 - p)) / p)
+    _dt(nd.random.negative_binomial(2, 0.5, shape=(2, 3), dtype="float64"), (2, 3), "float64")
+    v = _a(nd.sample_negative_binomial(arr([2.0, 5.0]), arr([0.5, 0.8]), shape=(40000,)))
+    assert v.shape == (2, 40000)
+    for i, (kk, pp) in enumerate(((2, 0.5), (5, 0.8))):
+        _mean_close(v[i], kk * (1 - pp) / pp, math.sqrt(kk * (1 - pp)) / pp)
+    _reproducible(lambda c: nd.random.negative_binomial(4, 0.3, shape=(6,), ctx=c))
+    _raises("random_negative_binomial", lambda: nd.random.negative_binomial(0, 0.5, shape=(2,)),
+            lambda: nd.random.negative_binomial(2, 1.5, shape=(2,)),
+            lambda: nd.random.negative_binomial(2, 0.0, shape=(2,)))
+
+
+def _check_generalized_negative_binomial(spec, rng, arr):
+    core.random.seed(32)
+    mu, alpha = 2.0, 0.3
+    x = nd.random.generalized_negative_binomial(mu, alpha, shape=(N,))
+    _dt(x, (N,), "float32")
+    _mean_close(x, mu, math.sqrt(mu + alpha * mu * mu))
+    _std_close(x, math.sqrt(mu + alpha * mu * mu), rel=0.03)
+    # alpha = 0 is Poisson(mu)
+    v = _a(nd.sample_generalized_negative_binomial(arr([3.0, 3.0]), arr([0.0, 1.0]),
+                                                   shape=(40000,)))
+    _mean_close(v[0], 3.0, math.sqrt(3.0))
+    _std_close(v[0], math.sqrt(3.0), rel=0.04)
+    _std_close(v[1], math.sqrt(3.0 + 9.0), rel=0.04)
+    _reproducible(lambda c: nd.random.generalized_negative_binomial(shape=(6,), ctx=c))
+    _raises("random_generalized_negative_binomial",
+            lambda: nd.random.generalized_negative_binomial(-1.0, 0.5, shape=(2,)),
+            lambda: nd.random.generalized_negative_binomial(1.0, -0.5, shape=(2,)))
+
+
+def _check_unique_zipfian(spec, rng, arr):
+    core.random.seed(33)
+    classes, trials = nd._internal._sample_unique_zipfian(1000, shape=(3, 50))
+    _dt(classes, (3, 50), "int64")
+    _dt(trials, (3,), "int64")
+    c = _a(classes)
+    for row, t in zip(c, _a(trials)):
+        assert np.unique(row).size == 50 and row.min() >= 0 and row.max() < 1000
+        assert 50 <= t < 1000
+    # every class: a draw of it in a row of 1 is one trial; frequent classes come first
+    core.random.seed(33)
+    one, t1 = nd._internal._sample_unique_zipfian(10, shape=(4000, 1))
+    assert np.all(_a(t1) == 1)
+    counts = np.bincount(_a(one).ravel(), minlength=10)
+    probs = np.log((np.arange(10) + 2) / (np.arange(10) + 1)) / np.log(11)
+    _chi_square(counts, probs)
+    _reproducible(lambda c: nd._internal._sample_unique_zipfian(100, shape=(2, 5), ctx=c)[0])
+    _raises("_sample_unique_zipfian",
+            lambda: nd._internal._sample_unique_zipfian(5, shape=(2, 6)),
+            lambda: nd._internal._sample_unique_zipfian(0, shape=(2, 1)),
+            lambda: nd._internal._sample_unique_zipfian(5, shape=(6,)))
+    # contrib.rand_zipfian: candidates with replacement and their expected counts
+    s, et, es = nd.contrib.rand_zipfian(arr([0, 3], dtype="int32"), 2000, 20)
+    _dt(s, (2000,), "int64")
+    p20 = np.log((np.arange(20) + 2) / (np.arange(20) + 1)) / np.log(21)
+    np.testing.assert_allclose(_a(et), 2000 * p20[[0, 3]])
+    np.testing.assert_allclose(_a(es), 2000 * p20[_a(s)])
+    _chi_square(np.bincount(_a(s), minlength=20), p20 / p20.sum())
 
 
 def _check_gamma(spec, rng, arr):
@@ -496,6 +565,9 @@ SPECS = [
     _row("random_randint", _check_randint),
     _row("random_exponential", _check_exponential),
     _row("random_gamma", _check_gamma),
+    _row("random_negative_binomial", _check_negative_binomial),
+    _row("random_generalized_negative_binomial", _check_generalized_negative_binomial),
+    _row("_sample_unique_zipfian", _check_unique_zipfian),
     _row("random_poisson", _check_poisson),
     _row("random_shuffle", _check_shuffle),
     _row("random_multinomial", _check_multinomial, covers=("_random_multinomial_grad",)),
