@@ -302,6 +302,8 @@ class NDArray(NumpyMethods):
         ``.grad`` alone (not a view into a packed buffer, not held by an optimizer or the
         user). ``.grad`` stays the same NDArray, so holders of it see the new values.
         """
+        if self._node is not None and type(self._node[0]) is _tape.VarNode:
+            self._node[0].fresh = True
         if self._grad is not None and self._grad._var is not None:
             _engine._wait_write(self._grad, "backward")
         refs = 3  # the caller's local, this argument, getrefcount's own
@@ -321,6 +323,20 @@ class NDArray(NumpyMethods):
         else:
             buf += g._data
         self._grad._version += 1
+
+    @property
+    def _fresh_grad(self) -> bool:
+        """Whether a backward wrote this variable's gradient since the flag was last set
+        False (MXNet's ``_fresh_grad``, which its Trainer reads for stale gradients);
+        False for arrays that are not autograd variables."""
+        node = self._node
+        return bool(node is not None and type(node[0]) is _tape.VarNode and node[0].fresh)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value: bool) -> None:
+        node = self._node
+        if node is not None and type(node[0]) is _tape.VarNode:
+            node[0].fresh = bool(value)
 
     def backward(self, out_grad=None, retain_graph: bool = False, train_mode: bool = True,
                  create_graph: bool = False) -> None:

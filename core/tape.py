@@ -147,11 +147,12 @@ def on_grad_ready(callback):
 class VarNode:
     """A leaf of the graph: an array whose gradient is wanted."""
 
-    __slots__ = ("__weakref__", "grad_req", "ref")
+    __slots__ = ("__weakref__", "fresh", "grad_req", "ref")
 
     def __init__(self, array, grad_req):
         self.ref = weakref.ref(array)
         self.grad_req = grad_req
+        self.fresh = False  # a backward wrote the gradient since (MXNet's _fresh_grad)
 
 
 class Node:

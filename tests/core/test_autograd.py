@@ -100,6 +100,21 @@ def test_array_of_a_freed_graph_is_a_constant_to_later_graphs():
     np.testing.assert_allclose(x.grad.asnumpy(), [18.0, 36.0])  # x gets nothing new
 
 
+def test_fresh_grad_marks_variables_a_backward_wrote():
+    x, y = nd.ones((2, 2)), nd.ones((2, 2))
+    dx, dy = nd.zeros((2, 2)), nd.zeros((2, 2))
+    autograd.mark_variables([x, y], [dx, dy])
+    assert x._fresh_grad is False and y._fresh_grad is False
+    with autograd.record():
+        (x + 2 + y).backward()
+    assert x._fresh_grad and y._fresh_grad
+    x._fresh_grad = y._fresh_grad = False
+    with autograd.record():
+        (nd.stop_gradient(x + 2) + y).backward()
+    assert y._fresh_grad and not x._fresh_grad  # nothing reached x
+    assert nd.ones((1,))._fresh_grad is False  # not a variable
+
+
 def test_backward_non_scalar_without_head_grads_means_sum_like_mxnet():
     x = _var([1.0, 2.0])
     with autograd.record():
