@@ -43,6 +43,7 @@ from core.ndarray import NDArray
 from core.ops.abstract import is_tracing
 
 from . import hybrid
+from .model_file import load_model, save_model
 from .naming import NameManager, _BlockScope
 from .parameter import Parameter, ParameterDict
 from .summary import print_summary
@@ -340,6 +341,25 @@ class Block:
                 continue
             params[name]._load_init(value, ctx, cast_dtype=cast_dtype,
                                     dtype_source=dtype_source, name=name)
+
+    def save(self, prefix: str) -> None:
+        """Save the structure and parameters to ``prefix-model.json`` and
+        ``prefix-model.params`` (MXNet 1.9's ``Block.save``; see :mod:`gluon.model_file`).
+
+        Args:
+            prefix: the files' prefix.
+        """
+        save_model(self, prefix)
+
+    def load(self, prefix: str) -> None:
+        """Load what :meth:`save` wrote into this block, created as the saved one was:
+        names, children's keys and hybridization are restored, then the parameters
+        (MXNet 1.9's ``Block.load``).
+
+        Args:
+            prefix: the files' prefix.
+        """
+        load_model(self, prefix)
 
     def setattr(self, name: str, value) -> None:
         """Set attribute ``name`` of every parameter (descendants' included) to ``value``,
