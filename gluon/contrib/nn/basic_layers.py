@@ -2,8 +2,8 @@
 
 ``Concurrent``/``HybridConcurrent`` run every child on the same input and concatenate
 the outputs (MXNet 2.0's ``nn.Concatenate``/``nn.HybridConcatenate``); ``Identity`` is
-``nn.Identity``; ``SyncBatchNorm`` is ``nn.SyncBatchNorm`` (statistics over all the
-devices of one forward); ``SparseEmbedding`` is an embedding whose weight and gradient
+``nn.Identity``; ``SyncBatchNorm`` (:mod:`.sync_batch_norm`) normalizes with the
+statistics of the whole batch over all the devices; ``SparseEmbedding`` is an embedding whose weight and gradient
 are row-sparse; ``PixelShuffle1D/2D/3D`` move channel groups into the spatial axes.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from core import nd
 
 from ...block import Block, HybridBlock
-from ...nn import Concatenate, HybridConcatenate, Identity, SyncBatchNorm
+from ...nn import Concatenate, HybridConcatenate, Identity
+from .sync_batch_norm import SyncBatchNorm
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
            "PixelShuffle3D", "SparseEmbedding", "SyncBatchNorm"]
