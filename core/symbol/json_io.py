@@ -73,6 +73,7 @@ import os
 import numpy
 
 from ..dtypes import as_dtype
+from ..np._mode import is_np_shape
 from ..ops.registry import REGISTRY, Aval
 from .graph import Entry, Graph, Node
 from .json_lower import Emitter, Unsupported, lower_node
@@ -137,6 +138,8 @@ def graph_to_json(graph, indent: int | None = 2, *, strict: bool = False) -> str
     for i, n in enumerate(graph.topo()):
         w.node(i, n)
     attrs = {"mxnet_version": ["int", MXNET_VERSION], "kbackend_version": ["int", FORMAT_VERSION]}
+    if is_np_shape():  # MXNet marks graphs saved under NumPy shape semantics (0: a size)
+        attrs["is_np_shape"] = ["int", 1]
     flat = w.updates(graph.updates)
     if flat:
         attrs[_UPDATES] = ["list_int", flat]

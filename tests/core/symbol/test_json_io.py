@@ -632,3 +632,18 @@ def test_load_mxnet_internal_names():
     crandom.seed(0)
     u = nd.random.uniform(0, 1, shape=(2, 3)).asnumpy()
     np.testing.assert_allclose(gram.asnumpy(), (d * u) @ (d * u).T, rtol=1e-5)
+
+
+def test_np_shape_graphs_carry_mxnets_is_np_shape_attr():
+    import json as _json
+
+    from core import sym as _sym
+    from gluon.compat.util import np_shape as _np_shape
+
+    net = _sym.FullyConnected(_sym.var("data"), num_hidden=4)
+    assert "is_np_shape" not in _json.loads(net.tojson())["attrs"]
+    with _np_shape(True):
+        text = net.tojson()
+        assert _json.loads(text)["attrs"]["is_np_shape"] == ["int", 1]
+        back = _sym.fromjson(text) if hasattr(_sym, "fromjson") else _sym.load_json(text)
+    assert back.list_arguments() == net.list_arguments()
