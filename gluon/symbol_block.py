@@ -150,6 +150,16 @@ class SymbolBlock(HybridBlock):
                                 shape=shape, dtype=_dtype_name(dtype),
                                 allow_deferred_init=True)
             self._reg_params[v.name] = p
+        # MXNet 1.9 names the parameters structurally without their common prefix
+        # ('backbone.conv0_weight' for 'resnetv10_conv0_weight'), so a model that holds
+        # a SymbolBlock saves and loads whatever prefix counters its variables got
+        # (MXNet would leave a lone parameter an empty name; it keeps its name here)
+        common = len(os.path.commonprefix(list(self._reg_params)))
+        self._common = common if all(len(k) > common for k in self._reg_params) else 0
+
+    def _structural_name(self, name: str) -> str:
+        """``name`` without the common prefix of the parameters' names (MXNet 1.9)."""
+        return name[self._common:]
 
     @staticmethod
     def imports(symbol_file: str, input_names, param_file: str | None = None, ctx=None,
