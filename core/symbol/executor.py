@@ -31,6 +31,7 @@ from . import mirror
 from .autodiff import gradients, specialize
 from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
 from .memory import INPLACE_UFUNCS, plan
+from .shape_infer import close_creation_shapes
 
 
 class _Step:
@@ -434,6 +435,8 @@ class Executor:
         self._grad_req = reqs
         var_avals = {n: Aval(a.shape, a.dtype) for n, a in
                      list(self.arg_dict.items()) + list(self.aux_dict.items())}
+        graph = close_creation_shapes(graph, {n: a.shape for n, a in var_avals.items()},
+                                      {n: a.dtype for n, a in var_avals.items()}, "bind")
         self._graph = infer_avals(graph, var_avals)
         self._programs: dict = {}
         self._env = None

@@ -164,6 +164,7 @@ class _Inferrer:
         self.partial = partial
         self.r = InferResult()
         self.changed = False
+        self.from_open: set[int] = set()  # second round: nodes fed by open creation nodes
         self.preserving: dict[int, bool] = {}
 
     # ------------------------------------------------------------ knowledge
@@ -215,6 +216,13 @@ class _Inferrer:
 
     # ------------------------------------------------------------ forward
     def forward(self, n: Node) -> None:
+        held = open_creation_shape(n)
+        if held is not None:  # sym.zeros(shape=(0, 100)): the 0 is filled by inference
+            self.set_shape(Entry(n, 0), held, n, "the shape attribute")
+            self._attr_dtype(n)
+            if (n.id, 0) not in self.r.dtypes:
+                self.set_dtype(Entry(n, 0), _F32, n, "the default dtype")
+            return
         if all(_complete(self.r.shapes.get((n.id, i))) and (n.id, i) in self.r.dtypes
                for i in range(n.num_outputs)):
             return  # nothing left to learn
@@ -348,10 +356,15 @@ class _Inferrer:
             elif sa is not None and sb is not None and len(sa) == len(sb):
                 # MXNet's elementwise rule: an unknown dimension is the other operand's
                 # (a known size above 1: broadcasting could only have taken it from there)
+                # in the second round, a size 1 too for an operand computed from an open
+                # creation node (an RNN cell's begin state: MXNet's Symbol ``a + b`` is
+                # elementwise, its operands of one shape)
                 for mine, other, e in ((sa, sb, ins[0]), (sb, sa, ins[1])):
                     if None in mine:
-                        self.suggest_shape(e, tuple(o if m is None and o is not None and o > 1
-                                                    else m for m, o in zip(mine, other)))
+                        least = 0 if e.node.id in self.from_open else 1
+                        self.suggest_shape(e, tuple(o if m is None and o is not None and
+                                                    o > least else m
+                                                    for m, o in zip(mine, other)))
             if da is None and db is not None and ins[0].node.is_variable:
                 self.set_dtype(ins[0], db, n, "the other operand")
             elif db is None and da is not None and ins[1].node.is_variable:
@@ -460,6 +473,26 @@ class _Inferrer:
                 self.reverse(n)
             if not self.changed:
                 return
+
+
+# MXNet 1.x's creation operators on Symbols read a 0 in ``shape`` as "unknown" (the
+# batch size of an RNN cell's ``sym.zeros(shape=(0, hidden))`` begin state), which shape
+# inference fills from the operators that use them.
+_CREATION = ("zeros", "ones", "full", "empty")
+
+
+def open_creation_shape(n: Node) -> tuple | None:
+    """A composed creation node's shape with its 0 dims as None; None for any other node
+    (a traced node, whose avals hold a real zero-size shape, included)."""
+    if n.op is None or n.op.name not in _CREATION or n.avals is not None or n.inputs:
+        return None
+    shape = n.attrs.get("shape")
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or \
+            not all(isinstance(d, numbers.Integral) for d in shape) or 0 not in shape:
+        return None
+    return tuple(None if d == 0 else int(d) for d in shape)
 
 
 def _vary(holes, base, unit, value) -> dict:
@@ -586,6 +619,16 @@ def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = 
         if dt is not None:
             inf.r.dtypes[(n.id, 0)] = dt
     inf.run(nodes)
+    opened = {n.id for n in nodes if open_creation_shape(n) is not None}
+    if opened and any(None in s for s in inf.r.shapes.values() if s is not None):
+        # still unknown dimensions left by sym.zeros(shape=(0, ...)): their operands'
+        # unknown dimensions facing a 1 are 1 (what broadcasting could not tell, MXNet's
+        # elementwise operators require)
+        for n in nodes:
+            if n.id in opened or any(isinstance(e, Entry) and e.node.id in inf.from_open
+                                     for e in n.inputs):
+                inf.from_open.add(n.id)
+        inf.run(nodes)
     if default_float32 and any(v is not None for v in inf.r.dtypes.values()):
         missing = [n for n in nodes if n.is_variable and inf.r.dtypes.get((n.id, 0)) is None]
         for n in missing:
@@ -593,6 +636,70 @@ def infer_graph(graph: Graph, shapes: dict | None = None, dtypes: dict | None = 
         if missing:
             inf.run(nodes)
     return inf.r
+
+
+def close_creation_shapes(graph: Graph, shapes: dict, dtypes: dict | None = None,
+                          what: str = "bind") -> Graph:
+    """``graph`` with the 0 ("unknown") dims of its creation nodes' shapes filled in.
+
+    ``sym.zeros(shape=(0, 100))`` (MXNet 1.x's RNN begin states) learns its batch size
+    from the graph once the inputs' shapes are given; this rewrites such nodes' ``shape``
+    attribute with the inferred one, so they run as ordinary operators. Graphs without
+    such nodes come back unchanged.
+
+    Args:
+        graph: the graph.
+        shapes: ``{variable name: shape}`` of the bound inputs.
+        dtypes: ``{variable name: dtype}``.
+        what: the caller, named in errors.
+
+    Returns:
+        The graph, rewritten where needed.
+
+    Raises:
+        ValueError: a creation node whose unknown dims the given shapes do not determine.
+
+    Example:
+        >>> from core import sym
+        >>> h = sym.zeros(shape=(0, 3), name="h")
+        >>> y = sym.var("x") + h
+        >>> g = close_creation_shapes(y.graph, {"x": (2, 3)})
+        >>> [n.attrs["shape"] for n in g.topo() if n.op is not None and n.op.name == "zeros"]
+        [(2, 3)]
+    """
+    open_nodes = [n for n in graph.topo() if open_creation_shape(n) is not None]
+    if not open_nodes:
+        return graph
+    r = infer_graph(graph, shapes, dtypes)
+    filled = {}
+    for n in open_nodes:
+        s = r.shape(Entry(n, 0))
+        if not _complete(s):
+            raise ValueError(
+                f"{what}: node {n.name!r} ({n.op.name}) has shape "
+                f"{tuple(n.attrs.get('shape'))}, whose 0 dims are unknown, and the input "
+                f"shapes given do not determine them (inferred {_fmt(s)}); give the shape "
+                f"in full or connect it to an input of known shape")
+        filled[n.id] = tuple(s)
+
+    def rebuild(n, inputs):
+        if n.id not in filled:
+            if n.op is None or all(_same_input(a, b) for a, b in zip(inputs, n.inputs)):
+                return n
+            return Node(n.op, n.name, inputs, n.attrs, n.num_outputs, n.avals, n.user_attrs,
+                        n.value, n.ctx)
+        return Node(n.op, n.name, inputs, dict(n.attrs, shape=filled[n.id]), n.num_outputs,
+                    None, n.user_attrs, n.value, n.ctx)
+
+    from .graph import map_graph
+
+    return map_graph(graph, rebuild)
+
+
+def _same_input(a, b) -> bool:
+    if isinstance(a, Entry) and isinstance(b, Entry):
+        return a.node is b.node and a.index == b.index
+    return a is b
 
 
 def annotate(graph: Graph, shapes: dict | None = None, dtypes: dict | None = None) -> Graph:

@@ -33,7 +33,7 @@ from ..ndarray import NDArray
 from ..ops.dispatch import MXNetError
 from ..ops.registry import REGISTRY, OpDef
 from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
-from .shape_infer import infer_graph
+from .shape_infer import close_creation_shapes, infer_graph
 
 
 # --------------------------------------------------------------------------- op facts
@@ -387,7 +387,9 @@ class Symbol:
         missing = [n for n in self.list_inputs() if n not in values]
         if missing:
             raise ValueError(f"eval: no value given for {', '.join(missing)}")
-        return evaluate(self.graph, values, ctx, is_train=False)[0]
+        graph = close_creation_shapes(self.graph, {k: v.shape for k, v in values.items()},
+                                      {k: v.dtype for k, v in values.items()}, "eval")
+        return evaluate(graph, values, ctx, is_train=False)[0]
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
              group2ctx=None, shared_exec=None):
@@ -564,7 +566,9 @@ class Symbol:
 
 
 # MXNet's fluent Symbol methods (each ``x.f(*a, **k)`` is ``sym.f(x, *a, **k)``).
-FLUENT_METHODS = frozenset(["reshape", "reshape_like", "zeros_like", "ones_like", "broadcast_to", "broadcast_like", "repeat", "pad", "swapaxes", "split", "slice", "slice_axis", "slice_like", "take", "one_hot", "pick", "sort", "topk", "argsort", "argmax", "argmin", "clip", "abs", "sign", "flatten", "expand_dims", "tile", "transpose", "flip", "sum", "nansum", "prod", "mean", "max", "min", "norm", "round", "rint", "fix", "floor", "ceil", "trunc", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "expm1", "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "square", "reciprocal", "relu", "sigmoid", "softmax", "log_softmax", "softmin", "squeeze", "diag", "moveaxis", "logsumexp"])
+FLUENT_METHODS = frozenset(["reshape", "reshape_like", "zeros_like", "ones_like", "broadcast_to", "broadcast_like", "repeat", "pad", "swapaxes", "split", "slice", "slice_axis", "slice_like", "take", "one_hot", "pick", "sort", "topk", "argsort", "argmax", "argmin", "clip", "abs", "sign", "flatten", "expand_dims", "tile", "transpose", "flip", "sum", "nansum", "prod", "mean", "max", "min", "norm", "round", "rint", "fix", "floor", "ceil", "trunc", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "expm1", "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "square", "reciprocal", "relu", "sigmoid", "softmax", "log_softmax", "softmin", "squeeze", "diag", "moveaxis", "logsumexp",
+                            "argmax_channel", "shape_array", "size_array", "rcbrt",
+                            "broadcast_axes", "nanprod"])
 
 
 # MXNet's "hidden" attribute keys: stored as ``__key__``, readable under both names.
