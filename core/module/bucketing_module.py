@@ -31,6 +31,7 @@ import os
 
 import numpy
 
+from ..name import NameManager
 from .base_module import BaseModule, check_input_names
 from .module import Module
 
@@ -84,7 +85,10 @@ class BucketingModule(BaseModule):
         self._grad_req = None
 
     def _call_sym_gen(self, key):
-        out = self._sym_gen(key)
+        # a fresh NameManager per call, as MXNet: every bucket's unnamed nodes get the
+        # same names (embedding0_weight), so their parameters are shared by name
+        with NameManager():
+            out = self._sym_gen(key)
         if not (isinstance(out, tuple) and len(out) == 3):
             raise ValueError(f"BucketingModule: sym_gen({key!r}) must return (symbol, "
                              f"data_names, label_names), got {type(out).__name__}")
@@ -342,7 +346,7 @@ class BucketingModule(BaseModule):
         buckets = [int(k) for k in keys[0].asnumpy().astype("int32")]
         mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
         for key in buckets:
-            _, data_names, label_names = sym_gen(key)
+            _, data_names, label_names = mod._call_sym_gen(key)
             symbol = sym.load(f"{prefix}-{key}-symbol.json")
             mod._buckets[key] = Module(symbol, data_names, label_names, **kwargs)
             if key == default_bucket_key:

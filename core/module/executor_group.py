@@ -164,6 +164,11 @@ class DataParallelExecutorGroup:
         self.num_outputs = len(self.output_names)
         self.output_layouts = [0] * self.num_outputs
         self.data_shapes = self.label_shapes = None
+        # per context, {name: array} of the arguments that are not parameters (data,
+        # labels, states, ...): a group bound with shared_group shares the dicts, and an
+        # argument of the same name, shape and dtype shares the array (MXNet's buffer)
+        self.shared_data_arrays = shared_group.shared_data_arrays if shared_group is not None \
+            else [{} for _ in self.contexts]
         self.bind_exec(data_shapes, label_shapes)
 
     def _grad_reqs(self, grad_req, data_names) -> dict:
@@ -253,6 +258,8 @@ class DataParallelExecutorGroup:
                 args[name] = src.arg_dict[name]
                 if name in src.grad_dict:
                     grads[name] = src.grad_dict[name]
+            elif name not in self.param_names:
+                args[name] = self._shared_input(i, name, shape, dtype, where)
             else:
                 args[name] = nd.zeros(shape, ctx=where, dtype=dtype)
             if self.grad_req.get(name, "null") != "null" and name not in grads:
@@ -269,6 +276,18 @@ class DataParallelExecutorGroup:
                 nd.zeros(shape, ctx=ctx, dtype=dtype or numpy.float32)
         return self.symbol.bind(ctx, args, args_grad=grads or None, grad_req=self.grad_req,
                                 aux_states=aux)
+
+    def _shared_input(self, i, name, shape, dtype, ctx):
+        """The array of non-parameter argument ``name`` on context ``i``: the shared
+        one when it fits, else a new one that replaces it in ``shared_data_arrays``."""
+        from .. import nd
+        buf = self.shared_data_arrays[i]
+        have = buf.get(name)
+        if have is not None and tuple(have.shape) == tuple(shape) and \
+                numpy.dtype(have.dtype) == numpy.dtype(dtype) and have.context == ctx:
+            return have
+        buf[name] = nd.zeros(shape, ctx=ctx, dtype=dtype)
+        return buf[name]
 
     def bind_exec(self, data_shapes, label_shapes, reshape: bool = False) -> None:
         """(Re-)bind one executor per context for these batch shapes."""
