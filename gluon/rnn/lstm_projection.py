@@ -36,10 +36,11 @@ def _direction(F, seq, r, c, p, H, P, lengths):
         c_new = F.sigmoid(g[1]) * c + F.sigmoid(g[0]) * F.tanh(g[2])
         r_new = F.FullyConnected(F.sigmoid(g[3]) * F.tanh(c_new), p["h2r_weight"],
                                  num_hidden=P, no_bias=True)
-        if lengths is not None:
-            alive = F.broadcast_greater(lengths, F.ones_like(lengths) * t)
-            c_new = F.where(alive, c_new, c)
-            r_new = F.where(alive, r_new, r)
+        if lengths is not None:  # past a sequence's end its states stay
+            alive = F.reshape(F.broadcast_greater(lengths, F.ones_like(lengths) * t),
+                              shape=(-1, 1))
+            c_new = F.where(F.broadcast_like(alive, c_new), c_new, c)
+            r_new = F.where(F.broadcast_like(alive, r_new), r_new, r)
         r, c = r_new, c_new
         outs.append(r)
     return outs, r, c

@@ -277,9 +277,10 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs: float = 0, drop_outpu
     outputs = []
     for t, x in enumerate(seq):
         out, new_states = cell(x, states)
-        if valid_length is not None:
+        if valid_length is not None:  # past a sequence's end its states stay
             alive = F.broadcast_greater(valid_length, F.ones_like(valid_length) * t)
-            new_states = [F.where(alive, n, s) for n, s in zip(new_states, states)]
+            new_states = [F.where(F.broadcast_like(F.reshape(alive, shape=(-1,) + (1,) * (
+                len(n.shape) - 1)), n), n, s) for n, s in zip(new_states, states)]
         states = list(new_states)
         outputs.append(out)
     outputs = F.stack(*outputs, axis=axis)
