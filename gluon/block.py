@@ -390,6 +390,12 @@ class Block:
             name = str(len(self._children))
         self._children[name] = block
 
+    def register_op_hook(self, callback, monitor_all: bool = False) -> None:
+        """Install an op hook on the HybridBlocks among the descendants (see
+        :meth:`HybridBlock.register_op_hook`)."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def register_forward_pre_hook(self, hook) -> HookHandle:
         """Call ``hook(block, inputs)`` before each forward.
 
@@ -602,6 +608,7 @@ class HybridBlock(Block):
     def _clear_cached_op(self) -> None:
         """Drop the cached graph (children, dtypes or contexts changed)."""
         self._in_format = None
+        self._monitor_graph = None
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = []
@@ -653,6 +660,23 @@ class HybridBlock(Block):
                           static_shape=static_shape, inline_limit=inline_limit,
                           forward_bulk_size=forward_bulk_size,
                           backward_bulk_size=backward_bulk_size, **kwargs)
+
+    def register_op_hook(self, callback, monitor_all: bool = False) -> None:
+        """Call ``callback(node_name, op_name, array)`` for each operator this block's
+        hybridized graph runs (MXNet 1.9's op hook; see :func:`gluon.hybrid.monitored_call`
+        for the names). Set on this block and its direct children, as in MXNet; it
+        takes effect on hybridized calls, which then run node by node.
+
+        Args:
+            callback: called with the node's output name (``b'dense0_fwd_output'``),
+                the operator name (``b'FullyConnected'``) and the NDArray.
+            monitor_all: also report each node's inputs (``b'dense0_fwd_data'``).
+        """
+        self._callback = callback
+        self._monitor_all = bool(monitor_all)
+        for child in self._children.values():
+            child._callback = callback
+            child._monitor_all = bool(monitor_all)
 
     def cast(self, dtype) -> None:
         self._clear_cached_op()
@@ -762,6 +786,8 @@ class HybridBlock(Block):
                 return super().__call__(*args, **kwargs)  # hooks, then forward on Symbols
             return hybrid.symbolic_call(self, args)
         if self._active and not is_tracing():
+            if self._callback is not None and not kwargs:
+                return hybrid.monitored_call(self, args)
             out = hybrid.call_cached(self, args, kwargs)
             if out is not hybrid.NOT_CACHED:
                 return out

@@ -218,6 +218,99 @@ def _call_inline(block, args, kwargs):
     return Block.__call__(block, *args, **kwargs)
 
 
+# --------------------------------------------------------------------------- op hooks
+# Input names of operators whose registry names are generic (``x``, ``x1``, ...) are
+# MXNet's default for operators without FListInputNames: ``input0``, ``input1``, ...
+_GENERIC_INPUTS = frozenset(("x", "y", "a", "b", "x1", "x2", "arr", "array"))
+
+
+def _input_name(op, k: int) -> str:
+    if op.variadic or k >= len(op.inputs):
+        return f"input{k}"
+    name = op.inputs[k].rstrip("?")
+    return f"input{k}" if name in _GENERIC_INPUTS else name
+
+
+def _monitor_symbol(block, names, arrays):
+    """The Symbol of ``block`` composed on variables ``names`` (MXNet's node names:
+    ``dense0_fwd``), cached on the block until its cache is cleared."""
+    from core import sym
+
+    key = tuple((n, a.shape, str(a.dtype)) for n, a in zip(names, arrays))
+    cached = getattr(block, "_monitor_graph", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    ins = [sym.var(n, shape=a.shape, dtype=a.dtype) for n, a in zip(names, arrays)]
+    if composes_symbolically(block):
+        out = compose_symbol(block, ins, {})
+    else:
+        out = symbolic_call(block, ins)
+    if isinstance(out, (list, tuple)):
+        out = sym.Group(list(out))
+    block._monitor_graph = (key, out)
+    return out
+
+
+def _finish_from_symbol(out_sym, params, shapes) -> None:
+    """Complete the deferred initialization of ``params`` from the Symbol's shape
+    inference on the input ``shapes`` (MXNet's deferred initialization)."""
+    pending = [p for p in params.values() if p._data is None and p._deferred_init]
+    if not pending:
+        return
+    arg, _, aux = out_sym.infer_shape_partial(**shapes)
+    found = dict(zip(out_sym.list_arguments(), arg))
+    found.update(zip(out_sym.list_auxiliary_states(), aux))
+    for p in pending:
+        shape = found.get(p.name)
+        if shape and all(d > 0 for d in shape):
+            p.shape = tuple(shape)
+        p._finish_deferred_init()
+
+
+def monitored_call(block, args):
+    """A hybridized call with an op hook (:meth:`HybridBlock.register_op_hook`): the
+    block's graph runs node by node and ``block._callback(name, op_name, array)`` sees
+    each node's output as ``b'<node>_output'`` (``_output<i>`` for several) and, with
+    ``monitor_all``, first each input as ``b'<node>_<input name>'`` (names and
+    operator names as bytes, as MXNet's C callback passes them)."""
+    from core.symbol.graph import evaluate
+
+    arrays: list = []
+    struct = _flatten(args, arrays)
+    _check_format(block, struct, arrays)
+    ctx = arrays[0].context
+    names = ["data"] if len(arrays) == 1 else [f"data{i}" for i in range(len(arrays))]
+    out_sym = _monitor_symbol(block, names, arrays)
+    params = block.collect_params()
+    _finish_from_symbol(out_sym, params, {n: a.shape for n, a in zip(names, arrays)})
+    callback, monitor_all = block._callback, block._monitor_all
+
+    def hook(node, ins, outs):
+        op_name = node.op.name.encode()
+        if monitor_all:
+            for k, x in enumerate(ins):
+                if isinstance(x, NDArray):
+                    callback(f"{node.name}_{_input_name(node.op, k)}".encode(), op_name, x)
+        for i, o in enumerate(outs):
+            suffix = "output" if len(outs) == 1 else f"output{i}"
+            callback(f"{node.name}_{suffix}".encode(), op_name, o)
+
+    values = dict(zip(names, arrays))
+    for p in params.values():
+        values[p.name] = p.data(ctx)
+    for h in list(block._forward_pre_hooks.values()):
+        h(block, args)
+    with ctx:
+        outs, updates = evaluate(out_sym.graph, values, ctx, autograd.is_training(), hook)
+    for name, new in updates.items():
+        with autograd.pause(autograd.is_training()):
+            values[name][...] = new
+    out = outs[0] if len(outs) == 1 else outs
+    for h in list(block._forward_hooks.values()):
+        h(block, args, out)
+    return out
+
+
 # --------------------------------------------------------------------------- on Symbols
 def _is_symbol(x) -> bool:
     return type(x).__name__ == "Symbol" and type(x).__module__ == "core.symbol.symbol"

@@ -240,7 +240,8 @@ def is_random(op) -> bool:
     return bool(getattr(op, "random", False))
 
 
-def evaluate(graph: Graph, values: dict[str, Any], ctx=None, is_train: bool = False):
+def evaluate(graph: Graph, values: dict[str, Any], ctx=None, is_train: bool = False,
+             monitor=None):
     """Run ``graph`` node by node through the dispatcher (the reference interpreter).
 
     Args:
@@ -248,6 +249,8 @@ def evaluate(graph: Graph, values: dict[str, Any], ctx=None, is_train: bool = Fa
         values: ``{variable name: NDArray}`` for every variable.
         ctx: the context of operators without array inputs (default: current).
         is_train: the value of :data:`TRAIN` attributes.
+        monitor: ``monitor(node, inputs, outputs)`` after each operator node (Gluon's
+            ``register_op_hook``), or None.
 
     Returns:
         ``(outputs, updates)``: a list of NDArrays, and ``{variable name: NDArray}``.
@@ -272,6 +275,8 @@ def evaluate(graph: Graph, values: dict[str, Any], ctx=None, is_train: bool = Fa
         outs = out if isinstance(out, tuple) else (out,)
         for i, o in enumerate(outs):
             env[(n.id, i)] = o
+        if monitor is not None:
+            monitor(n, ins, outs)
     outputs = [env[(e.node.id, e.index)] for e in graph.outputs]
     updates = {v.name: env[(e.node.id, e.index)] for v, e in graph.updates.items()}
     return outputs, updates

@@ -372,7 +372,7 @@ class _Pooling(HybridBlock):
         return "pool"
 
     def hybrid_forward(self, F, x):
-        return F.Pooling(x, **self._kwargs)
+        return F.Pooling(x, name="fwd", **self._kwargs)  # MXNet's node name
 
     def __repr__(self) -> str:
         kw = self._kwargs
