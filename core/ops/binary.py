@@ -171,46 +171,44 @@ for _name, _uf, _c in (("bitwise_and", numpy.bitwise_and, "({a} & {b})"),
 
 
 # --------------------------------------------------------------- where
-def _where_infer(cond, x, y, **_):
-    return Aval(broadcast("where", cond, x, y), result_type("where", x, y))
+def _where_cond_shape(cond, x, mx_rows):
+    """MXNet's ``where`` (``mx_rows``, core.nd's and core.sym's): a 1-D condition whose
+    size is ``x``'s first dimension picks whole rows, i.e. is read as shape
+    ``(n, 1, ..., 1)``; otherwise the condition broadcasts (NumPy's rule)."""
+    cs, xs = tuple(getattr(cond, "shape", ())), tuple(getattr(x, "shape", ()))
+    if mx_rows and len(cs) == 1 and len(xs) > 1 and cs[0] == xs[0] and cs != xs:
+        return (xs[0],) + (1,) * (len(xs) - 1)
+    return cs
+
+
+def _where_infer(cond, x, y, mx_rows=False):
+    c = Aval(_where_cond_shape(cond, x, mx_rows), cond.dtype)
+    return Aval(broadcast("where", c, x, y), result_type("where", x, y))
 
 
 def _where_vjp(c, g):
     cond = c.inputs[0]
+    rows = c.attrs.get("mx_rows", False)
     zero = F.zeros_like(g)
-    return (None, _red(c, 1, lambda: F.where(cond, g, zero)),
-            _red(c, 2, lambda: F.where(cond, zero, g)))
+    return (None, _red(c, 1, lambda: F.where(cond, g, zero, mx_rows=rows)),
+            _red(c, 2, lambda: F.where(cond, zero, g, mx_rows=rows)))
 
 
-@defop("where", infer=_where_infer, inputs=("condition", "x", "y"), nd=("where",),
-       np=("where",), vjp=_where_vjp)
-def _where(xp, cond, x, y):
-    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcasting)."""
-    cond = xp.asarray(cond)
-    if cond.dtype != bool:
-        cond = cond != 0
-    return xp.where(cond, x, y)
-
-
-
-
-def _nd_where(condition, x, y, out=None, name=None):
-    """MXNet's ``nd.where``: a 1-D ``condition`` whose size is ``x``'s first dimension
-    picks whole rows (``x[i]`` where ``condition[i]``); otherwise the ``where`` operator,
-    broadcasting.
+@defop("where", infer=_where_infer, inputs=("condition", "x", "y"), attrs={"mx_rows": False},
+       nd=(("where", {"mx_rows": True}),), np=("where",), vjp=_where_vjp)
+def _where(xp, cond, x, y, mx_rows=False):
+    """Elements of ``x`` where ``condition`` is true, else of ``y`` (broadcasting); in
+    ``core.nd``, a 1-D condition of ``x``'s first-dimension size picks rows, as MXNet's.
 
     Example:
         >>> from core import nd
         >>> nd.where(nd.array([1, 0]), nd.ones((2, 2)), nd.zeros((2, 2))).asnumpy().tolist()
         [[1.0, 1.0], [0.0, 0.0]]
     """
-    from ..ndarray import NDArray
-    from .namespace import _call_generic
-
-    if (isinstance(condition, NDArray) and isinstance(x, NDArray) and condition.ndim == 1
-            and x.ndim > 1 and condition.shape[0] == x.shape[0]):
-        condition = condition.reshape((x.shape[0],) + (1,) * (x.ndim - 1))
-    return _call_generic(_where, (condition, x, y), {"out": out} if out is not None else {})
-
-
-NAMESPACE_OVERRIDES = {"nd": {"where": _nd_where}}
+    cond = xp.asarray(cond)
+    if cond.dtype != bool:
+        cond = cond != 0
+    shape = _where_cond_shape(cond, x, mx_rows)
+    if shape != cond.shape:
+        cond = cond.reshape(shape)
+    return xp.where(cond, x, y)

@@ -414,7 +414,7 @@ _SAME = (
     "logical_not", "negative", "norm", "one_hot", "pick", "radians", "reciprocal", "relu", "repeat",
     "reshape_like", "rint", "rsqrt", "sigmoid", "sign", "sin", "sinh", "slice", "slice_axis",
     "slice_like", "smooth_l1", "sqrt", "square", "squeeze", "take", "tan", "tanh", "tile",
-    "topk", "trunc", "where", "softsign", "linalg_gemm", "linalg_gemm2", "linalg_det",
+    "topk", "trunc", "softsign", "linalg_gemm", "linalg_gemm2", "linalg_det",
     "linalg_slogdet",
 )
 
@@ -443,6 +443,7 @@ RULES.update({
     "clip": _clip,
     "round": same(drop={"decimals": 0}),
     "_getitem": _getitem,
+    "where": same(drop=("mx_rows",)),  # MXNet's where picks rows with a 1-D condition
     "_bias_act": _bias_act,
     "pad": _pad,
     "argmax": same(drop={"dtype": "float32"}),
