@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - each import registers a family
     legacy_ops,
     linalg,
     matmul,
+    mx_fluent,
     nn,
     optimizer_ops,
     random,

@@ -324,6 +324,18 @@ class _Recorder:
         """Values computed concretely while recording need no bookkeeping here."""
 
 
+def _give_back_name(auto: str) -> None:
+    """An explicitly named node does not use up its automatic name (MXNet's NameManager
+    counts only nodes it names): undo the count if ``auto`` was the last one given."""
+    from ..name import NameManager
+
+    counter = getattr(NameManager.current(), "_counter", None)
+    for stem, n in (counter or {}).items():
+        if n > 0 and auto == f"{stem}{n - 1}":
+            counter[stem] = n - 1
+            return
+
+
 def traced(fn, public_name: str):
     """``fn`` (a ``core.nd`` function) on Symbols: its operator calls become nodes."""
 
@@ -336,8 +348,12 @@ def traced(fn, public_name: str):
             _abstract._exit_tracer(prev)
         if isinstance(out, Symbol) and len(out) == 1 and out.outputs[0].node.op is not None:
             node = out.outputs[0].node
-            if name is not None:
-                node.name = name
+            # named as MXNet names its operator: the given name, else the function's own
+            # stem (argmax_channel0, not the argmax0 its composite ends with)
+            _give_back_name(node.name)
+            from ..name import NameManager
+
+            node.name = NameManager.current().get(name, public_name.rsplit(".", 1)[-1].lower())
             if attr:
                 node.user_attrs.update(attr)
         return out

@@ -446,6 +446,7 @@ class Executor:
         self._output_names = output_names(graph)
         # MXNet reads its graph-rewrite switches when it binds (get_optimized_symbol)
         self._eliminate_common_expr = _executor_info.eliminate_common_expr()
+        _executor_info.check_gradients(self)
 
     # ------------------------------------------------------------------ views
     @property

@@ -83,6 +83,17 @@ def allocated_bytes(executor) -> int:
     return max(0, prog.plan.planned_bytes - grads)
 
 
+def check_gradients(executor) -> None:
+    """Raise at bind, as MXNet does, when an argument wants a gradient through an operator
+    that has none (its VJP is marked ``no_gradient``): the training program is compiled
+    now (and kept), so the operator's error names it."""
+    if not any(r != "null" for r in executor._grad_req.values()):
+        return
+    if any(getattr(getattr(n.op, "vjp", None), "no_gradient", False)
+           for n in executor._graph.op_nodes()):
+        executor._program(True)
+
+
 def _entry(e) -> str:
     if isinstance(e, Entry):
         n = e.node
