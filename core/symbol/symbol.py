@@ -68,11 +68,21 @@ def visible_count(node: Node) -> int:
     return op_visible_outputs(node.op, node.attrs, node.num_outputs)
 
 
+# Operators whose outputs MXNet names (its FListOutputNames): ``<node>_<name>``.
+_OUTPUT_NAMES = {"RNN": ("output", "state_output", "statecell_output"),
+                 "BatchNorm": ("output", "mean", "var")}
+
+
 def entry_name(e: Entry) -> str:
-    """MXNet's output name of ``e``: the variable's name or ``"<node>_output[<i>]"``."""
+    """MXNet's output name of ``e``: the variable's name, ``"<node>_<output name>"`` for
+    operators that name their outputs (``rnn_state_output``, ``bn_mean``), else
+    ``"<node>_output[<i>]"``."""
     n = e.node
     if n.op is None:
         return n.name
+    named = _OUTPUT_NAMES.get(n.op.name)
+    if named is not None and e.index < len(named):
+        return f"{n.name}_{named[e.index]}"
     if visible_count(n) > 1 or e.index > 0:
         return f"{n.name}_output{e.index}"
     return f"{n.name}_output"

@@ -355,7 +355,7 @@ def test_rnn_creates_parameters_and_states():
     r = sym.RNN(x, state_size=4, num_layers=2, mode="lstm", bidirectional=True,
                 state_outputs=True, name="rnn")
     assert r.list_arguments() == ["data", "rnn_parameters", "rnn_state", "rnn_state_cell"]
-    assert r.list_outputs() == ["rnn_output0", "rnn_output1", "rnn_output2"]
+    assert r.list_outputs() == ["rnn_output", "rnn_state_output", "rnn_statecell_output"]
     args, outs, _ = r.infer_shape(data=(5, 2, 3))
     assert args[1] == (param_size("lstm", 2, 2, 3, 4),)
     assert args[2] == args[3] == (4, 2, 4)
@@ -518,3 +518,13 @@ def test_simple_bind_training_step_matches_autograd():
     for k, v in a.items():
         numpy.testing.assert_allclose(ex.grad_dict[k].asnumpy(), v.grad.asnumpy(), rtol=1e-4,
                                       atol=1e-6, err_msg=k)
+
+
+def test_named_outputs_follow_mxnet():
+    # MXNet 1.9.1's FListOutputNames: RNN's output/state_output/statecell_output and
+    # BatchNorm's output/mean/var (checked against MXNet's list_outputs())
+    bn = sym.BatchNorm(sym.var("d"), name="bn", output_mean_var=True)
+    assert bn.list_outputs() == ["bn_output", "bn_mean", "bn_var"]
+    assert bn["bn_mean"].list_outputs() == ["bn_mean"]
+    g = sym.RNN(sym.var("d"), state_size=3, mode="gru", state_outputs=True, name="g")
+    assert g.list_outputs() == ["g_output", "g_state_output"]
