@@ -11,7 +11,6 @@ from collections.abc import Callable
 import numpy
 import numpy as np
 
-from .inputs import _dense_only
 from .tolerance import default_context, get_atol, get_etol, get_rtol, get_tols
 
 __all__ = [
@@ -262,17 +261,20 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype: str = "default",
                       g_stype: str = "default", rtol: float = 1e-4, atol: float = 1e-5,
                       compare_states: bool = True, ntensors: int = 1) -> None:
     """Assert two optimizers make the same update (states and weights) from the same
-    random weight and gradient (a list of shapes: ``opt2`` updates them together)."""
+    random weight and gradient (a list of shapes: ``opt2`` updates them together).
+
+    As MXNet 1.9.1's: with ``w_stype``/``g_stype`` ``'row_sparse'`` or ``'csr'``,
+    ``opt2`` gets a random sparse weight (every row stored) or gradient (some rows) and
+    ``opt1`` (typically a dense reference) their dense copies.
+    """
     from .. import random as _random
 
-    _dense_only("compare_optimizer", w_stype)
-    _dense_only("compare_optimizer", g_stype)
     ctx = default_context()
     if not isinstance(shape, list):
-        w2 = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1 = w2.copyto(ctx)
-        g2 = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g1 = g2.copyto(ctx)
+        if ntensors != 1:
+            raise ValueError(f"compare_optimizer: ntensors={ntensors} needs a list of shapes")
+        w1, w2 = _optimizer_input(_random, shape, dtype, w_stype, ctx, density=1)
+        g1, g2 = _optimizer_input(_random, shape, dtype, g_stype, ctx)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:
@@ -295,6 +297,20 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype: str = "default",
         if compare_states:
             compare_ndarray_tuple(state1, state2[i], rtol, atol)
         compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
+def _optimizer_input(_random, shape, dtype, stype: str, ctx, density=None):
+    """``(dense copy, array)`` of a random optimizer input of storage type ``stype``."""
+    if stype == "default":
+        a = _random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        return a.copyto(ctx), a
+    if stype in ("row_sparse", "csr"):
+        from .inputs import rand_ndarray
+
+        a = rand_ndarray(shape, stype, density=density, dtype=dtype, ctx=ctx)
+        return a.copyto(ctx).tostype("default"), a
+    raise ValueError(f"compare_optimizer: stype must be 'default', 'row_sparse' or 'csr', "
+                     f"got {stype!r}")
 
 
 def _waitall() -> None:
