@@ -46,14 +46,29 @@ def check_input_names(symbol, names, typename: str, throw: bool) -> None:
         warnings.warn(msg, stacklevel=3)
 
 
+def _checked_shape(item, where: str):
+    """``item`` (a DataDesc or a ``(name, shape)`` pair) when its shape is a sequence of
+    ints; TypeError else: MXNet's bind refuses an array given as a shape (the module stays
+    unbound)."""
+    if isinstance(item, (tuple, list)) and len(item) == 2 and not isinstance(item, DataDesc):
+        name, shape = item
+        ok = isinstance(shape, (tuple, list)) and all(
+            isinstance(d, (int, numpy.integer)) and not isinstance(d, bool) for d in shape)
+        if not ok and not isinstance(shape, (int, numpy.integer)):
+            raise TypeError(f"Module.bind: {where}: the shape of {name!r} must be a tuple of "
+                            f"ints, got {type(shape).__name__} {shape!r}")
+    return item
+
+
 def parse_data_desc(data_names, label_names, data_shapes, label_shapes) -> tuple:
     """``DataDesc`` lists for ``bind``, checked against the module's input names."""
-    data_shapes = [as_data_desc(x) for x in data_shapes]
+    data_shapes = [as_data_desc(_checked_shape(x, "data_shapes")) for x in data_shapes]
     if sorted(data_names) != sorted(d.name for d in data_shapes):
         raise ValueError(f"Module.bind: data_shapes {[(d.name, d.shape) for d in data_shapes]} "
                          f"do not match data_names {list(data_names)}")
     if label_shapes is not None:
-        label_shapes = [as_data_desc(x, "label_shapes") for x in label_shapes]
+        label_shapes = [as_data_desc(_checked_shape(x, "label_shapes"), "label_shapes")
+                        for x in label_shapes]
         if sorted(label_names) != sorted(d.name for d in label_shapes):
             warnings.warn(f"Module.bind: label_shapes {[(d.name, d.shape) for d in label_shapes]}"
                           f" do not match label_names {list(label_names)}", stacklevel=3)

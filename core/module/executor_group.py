@@ -162,7 +162,9 @@ class DataParallelExecutorGroup:
         self.execs: list = []
         self.output_names = symbol.list_outputs()
         self.num_outputs = len(self.output_names)
-        self.output_layouts = [0] * self.num_outputs
+        # each output's batch axis, from its node's __layout__ attribute (MXNet's rule)
+        self.output_layouts = [DataDesc.get_batch_axis(symbol[i].attr("__layout__"))
+                               for i in range(self.num_outputs)]
         self.data_shapes = self.label_shapes = None
         # per context, {name: array} of the arguments that are not parameters (data,
         # labels, states, ...): a group bound with shared_group shares the dicts, and an

@@ -314,3 +314,26 @@ def test_group2ctxs_places_a_ctx_groups_arrays():
     with pytest.raises(ValueError, match="group2ctxs\\['dev1'\\] has 3 contexts"):
         Module(c, data_names=["a", "b"], label_names=None, context=[context.cpu(0)] * 2,
                group2ctxs={"dev1": [context.cpu(1)] * 3}).bind([("a", shape), ("b", shape)])
+
+
+def test_bind_refuses_an_array_as_a_shape_and_stays_unbound():
+    net = sym.Activation(data=sym.Variable("data"), act_type="relu")
+    mod = Module(net, ("data",), None, context=[context.cpu(0), context.cpu(1)])
+    with pytest.raises(TypeError, match="shape of 'data' must be a tuple of ints"):
+        mod.bind(data_shapes=[("data", nd.array([10, 10]))])
+    assert not mod.binded
+    mod.bind(data_shapes=[("data", (10, 10))])
+    assert mod.binded
+
+
+def test_outputs_split_and_merge_along_their_layouts_batch_axis():
+    # MXNet reads each output's batch axis from its node's __layout__ ('TNC': axis 1)
+    net = sym.Activation(data=sym.Variable("data"), act_type="relu", __layout__="TNC")
+    mod = Module(net, ("data",), None, context=[context.cpu(0), context.cpu(1)])
+    mod.bind(data_shapes=[io.DataDesc("data", (3, 8, 7), layout="TNC")])
+    mod.init_params()
+    x = nd.array(np.arange(3 * 8 * 7, dtype=np.float32).reshape(3, 8, 7) - 80)
+    mod.forward(io.DataBatch(data=[x], label=None))
+    mod.backward([nd.ones((3, 8, 7))])
+    assert [o.shape for o in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7)] * 2
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), np.maximum(x.asnumpy(), 0))
