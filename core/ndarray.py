@@ -85,6 +85,7 @@ class NDArray(NumpyMethods):
     """
 
     __slots__ = ("__weakref__", "_ctx", "_data", "_grad", "_node", "_var", "_version")
+    _is_sparse = False  # True for core.sparse's arrays (a class attribute: no cost per array)
     __array_priority__ = 1000.0
     __array_ufunc__ = None  # numpy defers to our reflected operators
 
@@ -275,8 +276,15 @@ class NDArray(NumpyMethods):
         Args:
             grad_req: ``'write'`` (overwrite on each backward), ``'add'`` (accumulate)
                 or ``'null'`` (no gradient).
+            stype: the gradient's storage type: ``'default'`` (dense; the default),
+                ``'row_sparse'`` or ``'csr'`` (``core.sparse``; ``x.grad.stype``).
         """
-        g = NDArray._make(self._ctx.xp.zeros(self.shape, self.dtype), self._ctx, None)
+        if stype is not None and stype != "default":
+            from .sparse import zeros as _sparse_zeros
+
+            g = _sparse_zeros(stype, self.shape, ctx=self._ctx, dtype=self.dtype)
+        else:
+            g = NDArray._make(self._ctx.xp.zeros(self.shape, self.dtype), self._ctx, None)
         self._attach(g, grad_req)
 
     def _attach(self, g, grad_req):
@@ -306,6 +314,9 @@ class NDArray(NumpyMethods):
             self._node[0].fresh = True
         if self._grad is not None and self._grad._var is not None:
             _engine._wait_write(self._grad, "backward")
+        if g._is_sparse or (self._grad is not None and self._grad._is_sparse):
+            self._receive_sparse_grad(g, grad_req, create_graph)
+            return
         refs = 3  # the caller's local, this argument, getrefcount's own
         if g.dtype != self.dtype:
             g = g.astype(self.dtype)
@@ -337,6 +348,20 @@ class NDArray(NumpyMethods):
         node = self._node
         if node is not None and type(node[0]) is _tape.VarNode:
             node[0].fresh = bool(value)
+
+    def _receive_sparse_grad(self, g, grad_req, create_graph):
+        """``_receive_grad`` where ``g`` or ``.grad`` is sparse (``core.sparse``): a sparse
+        ``.grad`` keeps its storage type; a dense one takes ``g``'s dense values."""
+        if self._grad is None or create_graph:
+            self._grad = g if grad_req == "write" or self._grad is None else self._grad + g
+        elif self._grad._is_sparse:
+            self._grad._take_grad(g, grad_req)
+        elif grad_req == "write":
+            self._grad._data[...] = g._data
+            self._grad._version += 1
+        else:
+            self._grad._data += g._data
+            self._grad._version += 1
 
     def backward(self, out_grad=None, retain_graph: bool = False, train_mode: bool = True,
                  create_graph: bool = False) -> None:
@@ -436,15 +461,19 @@ class NDArray(NumpyMethods):
         return _DLPackHandle(self._data)
 
     def tostype(self, stype: str) -> NDArray:
-        """MXNet's ``tostype``: only ``'default'`` (dense: a copy) exists here.
+        """MXNet's ``tostype``: a copy in storage ``stype`` (``'default'``, or the sparse
+        ``'row_sparse'`` and ``'csr'`` of ``core.sparse``; see ``cast_storage``).
 
-        Raises:
-            ValueError: for the sparse storage types (``'row_sparse'``, ``'csr'``).
+        Example:
+            >>> from core import nd
+            >>> nd.array([[0, 1], [0, 0]]).tostype('row_sparse').indices.asnumpy().tolist()
+            [0]
         """
-        if stype != "default":
-            raise ValueError(f"tostype: stype={stype!r} is not supported; only dense arrays "
-                             "(stype='default') exist here")
-        return self.copy()
+        if stype == "default":
+            return self.copy()
+        from .sparse import cast_storage
+
+        return cast_storage(self, stype)
 
     def transpose(self, *axes, **kwargs) -> NDArray:
         if "axes" in kwargs:  # MXNet's fluent transpose(axes=...)

@@ -10,7 +10,7 @@ from ..context import Context, cpu, current_context, gpu  # noqa: F401 - as in m
 from ..ndarray import NDArray, array, from_dlpack  # noqa: F401
 from ..ops.namespace import namespace as _namespace
 from ..serialization import load, load_frombuffer, save  # noqa: F401 - MXNet's nd.save/load
-from . import _internal, contrib, linalg, random  # noqa: F401
+from . import _internal, contrib, linalg, random, sparse  # noqa: F401
 
 globals().update(_namespace("nd"))
 from .legacy import *  # MXNet's hand-written nd functions, over the generated ones

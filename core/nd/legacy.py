@@ -49,6 +49,10 @@ def _creation(name):
     gen = _GEN[name]
 
     def f(shape, ctx=None, dtype=None, stype=None, **kwargs):
+        if stype in ("row_sparse", "csr") and name in ("zeros", "empty"):
+            from ..sparse import create  # MXNet's nd.zeros/empty make sparse arrays too
+
+            return create.zeros(stype, shape, ctx=ctx, dtype=dtype, **kwargs)
         check_stype(f"nd.{name}", stype)
         return gen(shape=shape, dtype=dtype, ctx=ctx, **kwargs)
 
@@ -57,7 +61,8 @@ def _creation(name):
                  f"a new array of ``shape`` ({name}), float32 by default.\n\n"
                  "Args:\n    shape: an int or a tuple.\n    ctx: the context (default: "
                  "the current one).\n    dtype: the dtype.\n    stype: 'default' (or None); "
-                 "sparse storage types raise ValueError.\n    **kwargs: ``out=``.\n")
+                 "zeros/empty also take 'row_sparse' and 'csr' (core.sparse), other "
+                 "functions refuse them.\n    **kwargs: ``out=``.\n")
     return f
 
 

@@ -1,72 +1,47 @@
-"""MXNet's ``mxnet.ndarray.sparse``, where kbackend has no sparse storage.
+"""MXNet 1.x's ``mxnet.ndarray.sparse``: sparse arrays and the operators on them.
 
-Every array here is dense. The constructors of MXNet's sparse arrays (``csr_matrix``,
-``row_sparse_array``, and ``zeros``/``empty``/``array`` with a sparse ``stype``) raise a
-``ValueError`` that names the function and says so, so that code which imports the
-module runs and code that builds sparse arrays learns why it cannot; ``stype='default'``
-gives a dense array, as in MXNet. The class names exist for ``isinstance`` checks, which
-no array passes.
+The classes, constructors and sparse operators live in ``core.sparse``; this module is
+MXNet's namespace over them: ``RowSparseNDArray``, ``CSRNDArray``, ``csr_matrix``,
+``row_sparse_array``, ``zeros``/``empty``/``array`` of a storage type, ``add``,
+``subtract``, ``multiply``, ``divide``, ``dot``, ``retain``, ``elemwise_add``, ...
+Any other ``core.nd`` operator is reachable here too (``nd.sparse.sum``), with the same
+storage rules as in ``core.nd``. See docs/sparse.md.
 
 Example:
     >>> from core.nd import sparse
     >>> sparse.zeros('default', (2, 2)).shape
     (2, 2)
+    >>> a = sparse.row_sparse_array(([[1.0, 2.0]], [1]), shape=(3, 2))
+    >>> sparse.retain(a, [0]).asnumpy().tolist()
+    [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
 """
 from __future__ import annotations
 
-from ..ndarray import NDArray
-from . import array as _dense_array
-from . import empty as _dense_empty
-from . import zeros as _dense_zeros
+from ..sparse import (BaseSparseNDArray, CSRNDArray, NotSupportedForSparseNDArray,
+                      RowSparseNDArray, add, add_n, array, cast_storage, csr_matrix, divide,
+                      dot, elemwise_add, elemwise_div, elemwise_mul, elemwise_sub, empty,
+                      multiply, retain, row_sparse_array, square_sum, subtract, where, zeros,
+                      zeros_like)
 
-__all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "array", "csr_matrix",
-           "empty", "row_sparse_array", "zeros"]
+__all__ = ["BaseSparseNDArray", "CSRNDArray", "NotSupportedForSparseNDArray",
+           "RowSparseNDArray", "add", "add_n", "array", "cast_storage", "csr_matrix",
+           "divide", "dot", "elemwise_add", "elemwise_div", "elemwise_mul", "elemwise_sub",
+           "empty", "multiply", "retain", "row_sparse_array", "square_sum", "subtract",
+           "where", "zeros", "zeros_like"]
 
-
-class BaseSparseNDArray(NDArray):
-    """MXNet's sparse base class; no kbackend array is one."""
-
-
-class CSRNDArray(BaseSparseNDArray):
-    """MXNet's compressed-sparse-row array; no kbackend array is one."""
-
-
-class RowSparseNDArray(BaseSparseNDArray):
-    """MXNet's row-sparse array; no kbackend array is one."""
+_square_sum = square_sum
+sparse_retain = retain
+_sparse_retain = retain
 
 
-def _refuse(name: str, stype: str):
-    raise ValueError(f"mxnet.ndarray.sparse.{name}: {stype} storage is not supported "
-                     f"(kbackend arrays are dense); build a dense array with nd.array(...) "
-                     f"or convert the data with scipy's .toarray() first")
+def __getattr__(name: str):
+    # MXNet generates every operator into nd.sparse; the others are core.nd's.
+    from .. import nd
 
-
-def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
-    """MXNet's CSR constructor: always raises (see the module doc)."""
-    _refuse("csr_matrix", "csr")
-
-
-def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
-    """MXNet's row-sparse constructor: always raises (see the module doc)."""
-    _refuse("row_sparse_array", "row_sparse")
-
-
-def zeros(stype: str, shape, ctx=None, dtype=None, **kwargs):
-    """Zeros of storage ``stype``: dense for ``'default'``, else ValueError."""
-    if stype != "default":
-        _refuse("zeros", stype)
-    return _dense_zeros(shape, ctx=ctx, dtype=dtype, **kwargs)
-
-
-def empty(stype: str, shape, ctx=None, dtype=None):
-    """An uninitialized array of storage ``stype``: dense for ``'default'``, else ValueError."""
-    if stype != "default":
-        _refuse("empty", stype)
-    return _dense_empty(shape, ctx=ctx, dtype=dtype)
-
-
-def array(source_array, ctx=None, dtype=None):
-    """MXNet's ``sparse.array``: scipy sparse matrices and sparse arrays are refused."""
-    if isinstance(source_array, BaseSparseNDArray) or hasattr(source_array, "tocsr"):
-        _refuse("array", "sparse")
-    return _dense_array(source_array, ctx=ctx, dtype=dtype)
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        return getattr(nd, name)
+    except AttributeError:
+        raise AttributeError(f"module 'mxnet.ndarray.sparse' has no attribute {name!r}") \
+            from None

@@ -24,6 +24,7 @@ from . import (  # noqa: F401 - each import registers a family
     seeded,
     shape,
     sort,
+    storage,
 )
 from .dispatch import invoke
 from .registry import REGISTRY, F, OpDef, defop

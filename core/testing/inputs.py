@@ -8,6 +8,7 @@ import numpy as np
 
 from ..context import as_context
 from ..ndarray import NDArray
+from .sparse_inputs import create_sparse_array, create_sparse_array_zd, rand_sparse_ndarray
 from .tolerance import default_context, default_dtype
 
 __all__ = [
@@ -99,48 +100,43 @@ def rand_coord_2d(x_low: int, x_high: int, y_low: int, y_high: int) -> tuple:
 
 
 def _dense_only(where: str, stype) -> None:
+    """Refuse a sparse ``stype`` where a helper computes on dense storage only."""
     if stype not in (None, "default"):
         raise NotImplementedError(
-            f"{where}: stype={stype!r}: kbackend has dense storage only (stype='default')")
+            f"{where}: stype={stype!r}: this helper checks dense storage only "
+            "(stype='default')")
 
 
 def rand_ndarray(shape, stype: str = "default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices: bool = False, distribution=None, ctx=None) -> NDArray:
-    """A standard-normal random NDArray (MXNet's signature; dense storage only).
+    """A random NDArray (MXNet's ``rand_ndarray``): standard-normal values for dense
+    storage, a random sparse array (``rand_sparse_ndarray``) for ``'row_sparse'``/``'csr'``.
 
     Args:
         shape: the shape.
-        stype: ``'default'`` (``'csr'``/``'row_sparse'`` raise NotImplementedError).
-        density, modifier_func, shuffle_csr_indices, distribution: sparse-only arguments
-            (accepted, unused for dense arrays).
+        stype: ``'default'``, ``'row_sparse'`` or ``'csr'``.
+        density, modifier_func, shuffle_csr_indices, distribution: for sparse arrays
+            (see :func:`~core.testing.sparse_inputs.rand_sparse_ndarray`).
         dtype: the dtype (default float32).
         ctx: the context (default: :func:`default_context`).
 
     Returns:
-        An NDArray.
+        An NDArray (a RowSparseNDArray or CSRNDArray for sparse storage).
 
     Example:
         >>> rand_ndarray((2, 3)).shape
         (2, 3)
+        >>> rand_ndarray((4, 5), 'csr', density=0.5).stype
+        'csr'
     """
-    _dense_only("rand_ndarray", stype)
     ctx = as_context(ctx) if ctx is not None else default_context()
-    values = random_arrays(tuple(shape))
-    return NDArray(values.astype(dtype if dtype is not None else default_dtype()), ctx=ctx)
-
-
-def rand_sparse_ndarray(shape, stype, *args, **kwargs):
-    """MXNet's sparse random arrays: kbackend has dense storage only (raises)."""
-    _dense_only("rand_sparse_ndarray", stype)
-    return rand_ndarray(shape, stype, dtype=kwargs.get("dtype"), ctx=kwargs.get("ctx"))
-
-
-def create_sparse_array(shape, stype, *args, **kwargs):
-    """MXNet's sparse arrays: kbackend has dense storage only (raises)."""
-    return rand_sparse_ndarray(shape, stype, *args, **kwargs)
-
-
-create_sparse_array_zd = create_sparse_array
+    if stype in (None, "default"):
+        values = random_arrays(tuple(shape))
+        return NDArray(values.astype(dtype if dtype is not None else default_dtype()),
+                       ctx=ctx)
+    return rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func,
+                               dtype=dtype, shuffle_csr_indices=shuffle_csr_indices,
+                               distribution=distribution, ctx=ctx)[0]
 
 
 def create_2d_tensor(rows: int, columns: int, dtype=np.int64) -> NDArray:

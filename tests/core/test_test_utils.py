@@ -107,8 +107,9 @@ def test_random_helpers_follow_numpy_seed():
     assert tu.same(a.asnumpy(), b.asnumpy()) and s == tu.rand_shape_nd(3)
     assert a.dtype == np.float32 and a.context == tu.default_context()
     assert tu.rand_ndarray((2,), "default", dtype=np.float64).dtype == np.float64
-    with pytest.raises(NotImplementedError, match="row_sparse"):
-        tu.rand_ndarray((2, 2), "row_sparse")
+    assert tu.rand_ndarray((2, 2), "row_sparse").stype == "row_sparse"
+    with pytest.raises(ValueError, match="unknown storage type 'coo'"):
+        tu.rand_ndarray((2, 2), "coo")
     assert all(1 <= d <= 4 for d in tu.rand_shape_3d(4, 4, 4))
     assert 0 in {tu.rand_shape_2d(1, 1, allow_zero_size=True)[0] for _ in range(50)}
     one = tu.random_arrays((2,))

@@ -41,14 +41,13 @@ def test_ndarray_module_and_base_names(mx):
     assert isinstance("a", string_types)
 
 
-def test_sparse_module_refuses_sparse_storage(mx):
+def test_sparse_module_builds_sparse_arrays(mx):
     import mxnet.ndarray.sparse as mxsps
 
     assert mxsps.zeros("default", (2, 3)).shape == (2, 3)
-    with pytest.raises(ValueError, match="csr_matrix: csr storage is not supported"):
-        mxsps.csr_matrix(([1.0], [0], [0, 1]), shape=(1, 1))
-    with pytest.raises(ValueError, match="zeros: row_sparse storage"):
-        mxsps.zeros("row_sparse", (2, 3))
+    a = mxsps.csr_matrix(([1.0], [0], [0, 1]), shape=(1, 1))
+    assert isinstance(a, mxsps.CSRNDArray) and a.asnumpy().tolist() == [[1.0]]
+    assert isinstance(mxsps.zeros("row_sparse", (2, 3)), mxsps.RowSparseNDArray)
     assert not isinstance(mx.nd.ones(2), mxsps.CSRNDArray)
 
 
