@@ -4,8 +4,9 @@ Submodules: :mod:`~core.contrib.autograd` (the pre-1.0 autograd API:
 ``train_section``, ``mark_variables``, ``grad_and_loss``, ...),
 :mod:`~core.contrib.ndarray` and :mod:`~core.contrib.symbol` (``nd.contrib`` and
 ``sym.contrib`` under MXNet's other names, also ``nd``/``sym``),
-:mod:`~core.contrib.io` (``DataLoaderIter``) and :mod:`~core.contrib.text`
-(vocabularies, token embeddings). ``mx.contrib.onnx`` and
+:mod:`~core.contrib.io` (``DataLoaderIter``), :mod:`~core.contrib.text`
+(vocabularies, token embeddings) and :mod:`~core.contrib.tensorboard`
+(``LogMetricsCallback``). ``mx.contrib.onnx`` and
 ``mx.contrib.quantization`` have no counterpart here; using them raises
 ``ModuleNotFoundError``.
 
@@ -16,11 +17,11 @@ Example:
 """
 from __future__ import annotations
 
-from . import autograd, io, ndarray, symbol, text
+from . import autograd, io, ndarray, symbol, tensorboard, text
 from . import ndarray as nd
 from . import symbol as sym
 
-__all__ = ["autograd", "io", "nd", "ndarray", "sym", "symbol", "text"]
+__all__ = ["autograd", "io", "nd", "ndarray", "sym", "symbol", "tensorboard", "text"]
 
 # MXNet 1.9.1 modules that kbackend leaves to other work (ONNX, INT8 quantization)
 _MISSING = {

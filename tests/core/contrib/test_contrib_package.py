@@ -61,3 +61,32 @@ def test_dataloader_iter_rejects_empty_and_unpaired_loaders():
         DataLoaderIter([])
     with pytest.raises(ValueError, match=r"\(data, label\) pair"):
         DataLoaderIter([(nd.ones((2,)),)])
+
+
+def test_log_metrics_callback_writes_scalars_and_needs_a_writer(monkeypatch):
+    import sys
+    import types
+
+    from core import metric
+    from core.contrib import tensorboard
+
+    logged = []
+
+    class Writer:
+        def __init__(self, logdir):
+            self.logdir = logdir
+
+        def add_scalar(self, name, value, global_step):
+            logged.append((name, value, global_step))
+
+    monkeypatch.setitem(sys.modules, "mxboard", types.SimpleNamespace(SummaryWriter=Writer))
+    mse = metric.MSE()
+    mse.update([nd.array([1.0, 2.0])], [nd.array([1.0, 4.0])])
+    cb = tensorboard.LogMetricsCallback("logs")
+    cb(types.SimpleNamespace(eval_metric=mse, epoch=3))
+    cb(types.SimpleNamespace(eval_metric=None, epoch=4))
+    assert logged == [("mse", 2.0, 3)] and cb.summary_writer.logdir == "logs"
+    for name in tensorboard._WRITERS:
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match="pip install mxboard"):
+        tensorboard.LogMetricsCallback("logs")
