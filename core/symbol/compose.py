@@ -94,14 +94,23 @@ def bind_call(op: OpDef, args, kwargs, hint: str | None = None, visible: int | N
         for i, (k, raw) in enumerate(zip(input_names, op.inputs)):
             if inputs[i] is not _MISSING:
                 continue
+            va = user_attrs
+            init = _INPUT_VAR_INIT.get((op.name, k))
+            if init is not None and "__init__" not in (user_attrs or {}):
+                va = dict(user_attrs or {}, __init__=init)
             if raw.endswith("?"):
                 rule = (op.optional_inputs or {}).get(k)
-                inputs[i] = var(f"{node_name}_{k}", attr=user_attrs) \
+                inputs[i] = var(f"{node_name}_{k}", attr=va) \
                     if rule is not None and rule(attrs) else None
             else:
-                inputs[i] = var(f"{node_name}_{k}", attr=user_attrs)
+                inputs[i] = var(f"{node_name}_{k}", attr=va)
     return compose(op, inputs, attrs, name=node_name, user_attrs=user_attrs, ctx=ctx,
                    visible=visible, final_name=True)
+
+
+# The initializers MXNet's operators give the input variables a Symbol call creates
+# (their FSetInputVarAttrOnCompose): (operator, input) -> the variable's __init__.
+_INPUT_VAR_INIT = {("LeakyReLU", "gamma"): '["Constant", {"value": 0.25}]'}
 
 
 def _bind_attrs(op: OpDef, rest, kwargs) -> dict:
