@@ -24,6 +24,7 @@ from .. import autograd
 from ..optimizer import Optimizer, get_updater
 from .base import KVStoreBase, key_value_pairs, write_bytes_atomic
 from .comm import copy_to_all, reduce_sum
+from .sparse import KeyTypes, pull_outputs, row_sparse_pull_into, store_like
 
 __all__ = ["LocalKVStore"]
 
@@ -54,6 +55,7 @@ class LocalKVStore(KVStoreBase):
         self._store: dict = {}
         self._updater = None
         self._compression = {"type": "none"}
+        self._key_types = KeyTypes()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -95,6 +97,7 @@ class LocalKVStore(KVStoreBase):
         Raises:
             ValueError: the key is initialized already.
         """
+        self._key_types.check(key, "init")
         pairs = key_value_pairs(key, value)
         for k, _ in pairs:
             if k in self._store:
@@ -118,6 +121,7 @@ class LocalKVStore(KVStoreBase):
         Raises:
             KeyError: with an optimizer set, the key was never initialized.
         """
+        self._key_types.check(key, "push")
         for k, vals in key_value_pairs(key, value):
             self._push_one(k, vals)
 
@@ -137,7 +141,7 @@ class LocalKVStore(KVStoreBase):
         else:
             if stored is not None and merged.dtype != stored.dtype:
                 merged = merged.astype(stored.dtype)
-            self._store[k] = merged
+            self._store[k] = store_like(merged, stored)
 
     def _merge_context(self, k, vals, stored):
         """Where key ``k``'s pushed arrays are summed: the stored value's context (the
@@ -152,15 +156,49 @@ class LocalKVStore(KVStoreBase):
             out: an NDArray or a list of NDArrays (for a list of keys, one entry per
                 key); all receive the same value.
             priority: ignored.
-            ignore_sparse: accepted for compatibility (values are dense).
+            ignore_sparse: skip sparse outputs (MXNet's default); False writes the
+                whole value into them too.
 
         Raises:
             KeyError: the key has no value.
         """
         if out is None:
             raise ValueError("kvstore.pull: give the output array(s) with out=")
+        self._key_types.check(key, "pull")
         for k, outs in key_value_pairs(key, out, what="out"):
-            copy_to_all(self._get(k, "pull"), outs)
+            copy_to_all(self._get(k, "pull"), pull_outputs(outs, ignore_sparse))
+
+    def row_sparse_pull(self, key, out=None, priority: int = 0, row_ids=None) -> None:
+        """Copy the rows ``row_ids`` of ``key``'s value into row_sparse outputs (MXNet's
+        ``row_sparse_pull``; the other rows of the outputs become zero).
+
+        Args:
+            key: an int or str, or a list of them.
+            out: a RowSparseNDArray or a list of them (for a list of keys, one entry per
+                key).
+            priority: ignored.
+            row_ids: an NDArray of row ids (any order, repeats allowed) for all
+                outputs, or a list with one per output (for a list of keys, one entry
+                per key).
+
+        Raises:
+            core.ops.dispatch.MXNetError: an output is not row_sparse, or the key's kind
+                (int/str) differs from the store's.
+            KeyError: the key has no value.
+        """
+        if out is None or row_ids is None:
+            raise ValueError("kvstore.row_sparse_pull: give out= and row_ids=")
+        self._key_types.check(key, "row_sparse_pull")
+        pairs = key_value_pairs(key, out, what="out")
+        if isinstance(key, (list, tuple)):
+            if not isinstance(row_ids, (list, tuple)) or len(row_ids) != len(pairs):
+                raise ValueError(f"kvstore.row_sparse_pull: {len(pairs)} keys need "
+                                 f"{len(pairs)} row_ids entries (one per key)")
+            ids = list(row_ids)
+        else:
+            ids = [row_ids]
+        for (k, outs), r in zip(pairs, ids):
+            row_sparse_pull_into(self._get(k, "row_sparse_pull"), outs, r, k)
 
     def pushpull(self, key, value, out=None, priority: int = 0) -> None:
         """:meth:`push` ``value``, then :meth:`pull` into ``out`` (default ``value``).
