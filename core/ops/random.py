@@ -28,6 +28,7 @@ import numpy
 from .. import random as _random
 from ..dtypes import FLOATS, as_dtype, bfloat16, float16, float32, float64, int64, is_float
 from ..ndarray import NDArray
+from .dispatch import MXNetError
 from .registry import Aval, F, defop
 
 _REQUIRED = object()
@@ -353,6 +354,10 @@ def _shuffle(xp, data, ctx=None):
 
 # --------------------------------------------------------------------------- multinomial
 
+class RangeError(ValueError, MXNetError):
+    """A value out of what the output dtype holds: a ValueError, and MXNet's MXNetError."""
+
+
 def _multinomial_infer(data, shape=None, get_prob=False, dtype="int32"):
     name = "random_multinomial"
     data = _av(data)
@@ -369,6 +374,12 @@ def _multinomial_infer(data, shape=None, get_prob=False, dtype="int32"):
     dt = as_dtype(dtype, name)
     if dt.kind == "b":
         raise TypeError(f"{name}: dtype bool is not supported")
+    k = data.shape[-1]
+    top = numpy.iinfo(dt).max if dt.kind in "iu" else 2 ** (_MANTISSA.get(
+        dt, numpy.finfo(dt).nmant + 1 if dt in (float32, float64) else 24))
+    if k - 1 > top:  # the largest index must be exact in the output dtype
+        raise RangeError(f"{name}: {k} categories do not fit in the output dtype {dt.name} "
+                         f"(indices up to {top}); pass a wider dtype")
     out = out or (1,)  # MXNet: one probability row and no shape gives shape (1,)
     if get_prob:
         return Aval(out, dt), Aval(out, data.dtype)

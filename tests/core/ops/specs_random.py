@@ -355,6 +355,15 @@ def _check_shuffle(spec, rng, arr):
 
 
 def _check_multinomial(spec, rng, arr):
+    # MXNet: more categories than the output dtype holds exactly is an MXNetError
+    from core.ops.dispatch import MXNetError
+
+    for dt, k in (("uint8", 256), ("float16", 2049)):
+        assert _a(nd.random.multinomial(arr(np.ones(k) / k), dtype=dt)).shape == (1,)
+        with pytest.raises(MXNetError, match="random_multinomial.*do not fit"):
+            nd.random.multinomial(arr(np.ones(k + 1) / (k + 1)), dtype=dt)
+    y = nd.random.multinomial(arr([0.2, 0.8]), shape=5, get_prob=True)
+    assert isinstance(y, list) and len(y) == 2  # MXNet's nd function returns a list
     core.random.seed(7)
     probs = np.array([[0.0, 0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1, 0.0]])
     s = nd.random.multinomial(arr(probs), shape=N // 2)
