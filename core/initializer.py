@@ -338,6 +338,14 @@ def alias(*aliases: str) -> Callable[[type], type]:
     return reg
 
 
+def _registered(name: str, shown) -> type:
+    klass = _REGISTRY.get(name.strip().lower())
+    if klass is None:
+        raise ValueError(f"create: unknown initializer {shown!r}; registered: "
+                         f"{', '.join(sorted(_REGISTRY))}")
+    return klass
+
+
 def create(init=None, **kwargs) -> Initializer:
     """An Initializer from an instance, a class, a registered name or a ``dumps`` string.
 
@@ -376,12 +384,10 @@ def create(init=None, **kwargs) -> Initializer:
                                  "'[\"normal\", {\"sigma\": 0.5}]'") from None
             if not isinstance(name, str) or not isinstance(args, dict):
                 raise ValueError(f"create: {init!r} is not a valid initializer description")
-            return create(name, **args, **kwargs)
-        klass = _REGISTRY.get(text.lower())
-        if klass is None:
-            raise ValueError(f"create: unknown initializer {init!r}; registered: "
-                             f"{', '.join(sorted(_REGISTRY))}")
-        return klass(**kwargs)
+            # the class itself, not create(name, **args): the arguments may hold an
+            # ``init`` of their own (MXNet's FusedRNN)
+            return _registered(name, init)(**args, **kwargs)
+        return _registered(text, init)(**kwargs)
     raise TypeError(f"create: expected an Initializer, a registered name or a JSON "
                     f"description, got {type(init).__name__} {init!r}")
 

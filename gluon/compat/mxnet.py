@@ -84,6 +84,7 @@ ALIASES: dict[str, str] = {
     "base": "gluon.compat.util",
     "recordio": "core.recordio",
     "name": "core.name",
+    "rnn": "core.rnn",
     "contrib": "core.contrib",
 }
 
