@@ -6,6 +6,10 @@ name to array. A single array is named ``data_name`` / ``label_name``; a list of
 ``k`` arrays is named ``_0_<name>``, ``_1_<name>``, ...; dict keys are used as they
 are, and the inputs are provided sorted by name (MXNet's order).
 
+Data and labels may also be csr (a ``CSRNDArray`` or a scipy sparse matrix): their
+batches are ``CSRNDArray``s, and, as in MXNet, only ``last_batch_handle='discard'`` is
+supported with them (``NotImplementedError`` otherwise).
+
 The last, incomplete batch is handled by ``last_batch_handle``:
 
 - ``'pad'`` (default): filled up with examples from the start; ``batch.pad`` says how
@@ -42,6 +46,8 @@ _HANDLES = ("pad", "discard", "roll_over")
 class _Source:
     """One named input: its values as NumPy (for slicing), dtype and context."""
 
+    sparse = False
+
     def __init__(self, name, values, ctx, dtype):
         self.name, self.values, self.ctx, self.dtype = name, values, ctx, dtype
 
@@ -52,6 +58,30 @@ class _Source:
         else:
             part = numpy.take(self.values, rows, axis=axis)
         return array(part, ctx=self.ctx, dtype=self.dtype)
+
+    def take(self, idx, axis):
+        """The values reordered by ``idx`` along ``axis`` (shuffling)."""
+        self.values = numpy.take(self.values, idx, axis=axis)
+
+
+class _CSRSource(_Source):
+    """A csr input (a CSRNDArray or a scipy sparse matrix), held as a scipy csr matrix:
+    batches are CSRNDArrays of its rows."""
+
+    sparse = True
+
+    def batch(self, rows, axis):
+        from ..sparse import array as sparse_array
+
+        return sparse_array(self.values[rows], ctx=self.ctx, dtype=self.dtype)
+
+    def take(self, idx, axis):
+        self.values = self.values[idx]
+
+
+def _is_csr(value) -> bool:
+    return getattr(value, "stype", None) == "csr" or (
+        type(value).__module__.startswith("scipy.sparse") and hasattr(value, "tocsr"))
 
 
 def _canonical(what: str, data, default_name: str, allow_empty: bool) -> list:
@@ -71,6 +101,11 @@ def _canonical(what: str, data, default_name: str, allow_empty: bool) -> list:
         data = {default_name: data}
     out = []
     for name, value in sorted(data.items()):
+        if _is_csr(value):
+            scipy_csr = value.asscipy() if isinstance(value, NDArray) else value.tocsr()
+            ctx = value.context if isinstance(value, NDArray) else current_context()
+            out.append(_CSRSource(name, scipy_csr, ctx, scipy_csr.dtype))
+            continue
         if isinstance(value, NDArray):
             out.append(_Source(name, value.asnumpy(), value.context, value.dtype))
             continue
@@ -127,7 +162,12 @@ class NDArrayIter(DataIter):
         self._axis = max(layout.find("N"), 0) if layout else 0
         self.data = _canonical("data", data, data_name, allow_empty=False)
         self.label = _canonical("label", label, label_name, allow_empty=True)
-        sizes = {s.name: s.values.shape[self._axis] if s.values.ndim > self._axis else None
+        if any(s.sparse for s in self.data + self.label) and last_batch_handle != "discard":
+            raise NotImplementedError("NDArrayIter: csr data or labels (CSRNDArray or scipy "
+                                      "csr_matrix) need last_batch_handle='discard', got "
+                                      f"{last_batch_handle!r}")
+        sizes = {s.name: s.values.shape[self._axis] if len(s.values.shape) > self._axis
+                 else None
                  for s in self.data + self.label}
         first = self.data[0]
         self.num_data = sizes[first.name]
@@ -176,7 +216,7 @@ class NDArrayIter(DataIter):
     def _shuffle_data(self) -> None:
         numpy.random.shuffle(self.idx)
         for s in self.data + self.label:
-            s.values = numpy.take(s.values, self.idx, axis=self._axis)
+            s.take(self.idx, self._axis)
 
     def hard_reset(self) -> None:
         """Rewind and forget examples kept back by ``'roll_over'``."""
