@@ -81,16 +81,18 @@ def load_model(block, prefix: str) -> None:
         except json.JSONDecodeError as e:
             raise ValueError(f"Block.load: '{filename}' is not a saved model ({e})") from None
     if not isinstance(model, dict):
-        raise ValueError(f"Block.load: '{filename}' holds {type(model).__name__}, not the "
-                         "dictionary Block.save writes")
+        raise ValueError(  # noqa: TRY004 - the file's content is malformed, not an argument
+            f"Block.load: '{filename}' holds {type(model).__name__}, not the dictionary "
+            "Block.save writes")
 
     def restore(blk, index, structure):
         key = _key(blk, index)
         entry = structure.get(key) if isinstance(structure, dict) else None
         if not isinstance(entry, dict) or not isinstance(entry.get("orig_name"), str):
-            raise ValueError(f"Block.load: '{filename}' has no entry {key!r} for "
-                             f"{type(blk).__name__} '{blk.name}': the model must be created "
-                             "as the saved one was (same blocks in the same order)")
+            raise ValueError(  # noqa: TRY004 - the file does not match the model
+                f"Block.load: '{filename}' has no entry {key!r} for {type(blk).__name__} "
+                f"'{blk.name}': the model must be created as the saved one was (same blocks "
+                "in the same order)")
         _rename(blk, entry["orig_name"])
         if _is_hybrid(blk) and entry.get("hybridized"):
             blk._clear_cached_op()
@@ -101,7 +103,7 @@ def load_model(block, prefix: str) -> None:
             restore(child, index, entry)
         children = entry.get("children") or {}
         remapped = {}
-        for ch_name, child in blk._children.items():
+        for child in blk._children.values():
             if child.name not in children:
                 raise ValueError(f"Block.load: '{filename}' does not list child "
                                  f"'{child.name}' of {type(blk).__name__} '{blk.name}'")

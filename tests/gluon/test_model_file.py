@@ -53,7 +53,7 @@ def test_save_then_load_into_a_new_model_gives_the_same_outputs(tmp_path):
     np.testing.assert_allclose(net2(x).asnumpy(), out1.asnumpy(), rtol=1e-6)
     dense2 = list(net2._children.values())[1]
     assert dense2._active
-    assert all(k.startswith(dense2.name + "_") for k in dense2.params.keys())
+    assert all(k.startswith(dense2.name + "_") for k in dense2.params)
 
 
 def test_load_of_a_different_model_names_the_missing_entry(tmp_path):
