@@ -271,19 +271,29 @@ class Trainer:
     def _row_sparse_pull(self, parameter: Parameter, out, row_id, full_idx: bool = False):
         """Fill ``out`` (a replica or a list of them) with ``row_id``'s rows of
         ``parameter`` from the store (all rows with ``full_idx``, through ``pull``)."""
-        self._prepare()
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params(sparse_only=True)
         idx = self._param2idx[id(parameter)]
         if full_idx and "dist" not in self._kvstore.type:
             self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
         else:
             self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
-    def _init_params(self) -> None:
+    def _init_params(self, sparse_only: bool = False) -> None:
         """Copy the parameters waiting in ``_params_to_init`` into the store (and the
-        first replica into the others); deferred ones wait for their shapes."""
+        first replica into the others); deferred ones wait for their shapes.
+
+        Args:
+            sparse_only: only the sparse ones (a pull during the forward pass: writing
+                the dense replicas then would change arrays the recorded graph uses).
+        """
         waiting, ready = [], []
         for p in self._params_to_init:
-            (waiting if p._deferred_init or p._data is None else ready).append(p)
+            wait = p._deferred_init or p._data is None or (sparse_only and
+                                                           p._stype == "default")
+            (waiting if wait else ready).append(p)
         dense = [p for p in ready if p._stype == "default"]
         if self._kvstore is not None:
             for p in ready:
@@ -443,6 +453,11 @@ class Trainer:
             if f is None or i in reduced or not (any(f) or self._distributed):
                 continue
             g = p.list_grad()
+            if self._kvstore is not None and g[0].stype != "default":
+                # MXNet: sparse gradients are pushed, and pulled back separately
+                self._kvstore.push(i, [x for x, ok in zip(g, f) if ok] or g, priority=-i)
+                self._kvstore.pull(i, out=g, priority=-i, ignore_sparse=self._distributed)
+                continue
             keys.append(i)
             # a distributed store's collectives need every worker: zeros if none fresh
             grads.append([x for x, ok in zip(g, f) if ok] or [nd.zeros_like(g[0])])
@@ -569,6 +584,12 @@ class Trainer:
             if p._stype != "default":
                 # the store keeps the weight; replicas pull their rows (row_sparse_data)
                 self._kvstore.push(i, fresh_grads, priority=-i)
+                continue
+            if fresh_grads[0].stype != "default":
+                # MXNet: push the sparse gradients, pull the dense weights
+                self._kvstore.push(i, fresh_grads, priority=-i)
+                self._kvstore.pull(i, out=p._list_data(), priority=-i,
+                                   ignore_sparse=self._distributed)
                 continue
             keys.append(i)
             grads.append(fresh_grads)

@@ -46,8 +46,9 @@ def split_and_load(data, ctx_list: Sequence[Context] | Context | None = None,
     ``device_list=`` or ``device=`` (MXNet 2.0 names; ``device`` may be a single device).
 
     Args:
-        data: an NDArray, or anything ``nd.array`` takes (a NumPy array becomes float32,
-            as in MXNet).
+        data: an NDArray (a CSRNDArray splits into CSRNDArrays along axis 0, as in
+            MXNet), or anything ``nd.array`` takes (a NumPy array becomes float32, as in
+            MXNet).
         ctx_list: the contexts (devices), one per slice; one context gives one slice.
         batch_axis: the axis to split along.
         even_split: require the axis length to be a multiple of ``len(ctx_list)``.
@@ -76,7 +77,32 @@ def split_and_load(data, ctx_list: Sequence[Context] | Context | None = None,
         raise TypeError(f"split_and_load: give the devices once, as ctx_list (or "
                         f"positionally), device or device_list; got "
                         f"{', '.join(given) or 'none'}")
-    return parallel.split_batch(data, next(iter(given.values())), batch_axis, even_split)
+    ctxs = next(iter(given.values()))
+    if isinstance(data, NDArray) and data.stype != "default":
+        return _split_sparse(data, [ctxs] if isinstance(ctxs, (Context, str)) else ctxs,
+                             batch_axis, even_split)
+    return parallel.split_batch(data, ctxs, batch_axis, even_split)
+
+
+def _split_sparse(data: NDArray, ctx_list, batch_axis: int, even_split: bool) -> list:
+    """MXNet's split of a sparse batch: row slices ``data[a:b]`` (their storage type kept)."""
+    ctx_list = list(ctx_list)
+    if len(ctx_list) == 1:
+        return [data.as_in_context(ctx_list[0])]
+    if batch_axis != 0:
+        raise ValueError(f"split_and_load: a {data.stype} array splits along axis 0 only, "
+                         f"got batch_axis={batch_axis} (shape {tuple(data.shape)})")
+    n, size = len(ctx_list), data.shape[0]
+    if even_split and size % n:
+        raise ValueError(f"data with shape {tuple(data.shape)} cannot be evenly split into "
+                         f"{n} slices along axis 0. Use a batch size that's multiple of {n} "
+                         "or set even_split=False to allow uneven partitioning of data.")
+    if size < n:
+        raise ValueError(f"Too many slices for data with shape {tuple(data.shape)}. "
+                         f"Arguments are num_slice={n} and batch_axis=0.")
+    step, extras = divmod(size, n)
+    bounds = [0, *itertools.accumulate([step + 1] * extras + [step] * (n - extras))]
+    return [data[bounds[i]:bounds[i + 1]].as_in_context(c) for i, c in enumerate(ctx_list)]
 
 
 def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
@@ -84,7 +110,7 @@ def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
     """Rescale ``arrays`` in place so that their joint L2 norm is at most ``max_norm``.
 
     Args:
-        arrays: NDArrays (typically gradients), on any contexts.
+        arrays: NDArrays (typically gradients; dense or sparse), on any contexts.
         max_norm: the largest allowed global norm.
         check_isfinite: warn when the norm is NaN or infinite; the norm is then
             returned as a Python float. With False, nothing synchronizes and the norm
@@ -114,8 +140,9 @@ def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
     with autograd.pause():
         total = None
         for a in arrays:
-            # Sum squares in float32 at least (float16 would overflow), float64 if given.
-            x = a.reshape((-1,)).astype("float64" if a.dtype == numpy.float64 else "float32",
+            # Sum squares in float32 at least (float16 would overflow), float64 if given;
+            # a sparse array's stored values hold all its nonzeros.
+            x = (a.data if a.stype != "default" else a).reshape((-1,)).astype("float64" if a.dtype == numpy.float64 else "float32",
                                         copy=False)
             sq = nd.sum(x * x).as_in_context(ctx)
             total = sq if total is None else total + sq

@@ -18,8 +18,14 @@ to 0), computed in float32 (float64 for float64 weights) by the update rules of
 ``core.optimizer`` where they are the same rules (SGD, momentum SGD, Adam, RMSProp,
 centered RMSProp, FTRL, FTML, signSGD, Signum), and here where MXNet 1.9 differs from
 them (``nag_mom_update`` reads the weight as 1.9 did, ``adamw_update`` scales by ``lr``
-and ``eta``, the LAMB phases). ``lazy_update`` is accepted: every array is dense here,
-so no update is lazy.
+and ``eta``, the LAMB phases).
+
+Sparse arrays, as MXNet: with a ``row_sparse`` gradient, ``sgd_update``,
+``sgd_mom_update``, ``mp_sgd_update``, ``mp_sgd_mom_update`` and ``adam_update`` with
+``lazy_update=True`` (the default) and ``ftrl_update`` update only the gradient's rows
+of the weight and of the states (the operator runs on those rows; the other rows, of
+``out=`` too, keep their values). Otherwise a sparse input is read densely (storage
+fallback) and every row is updated; a sparse ``out=`` or state keeps its storage type.
 
 The multi-tensor forms (``multi_sgd_update``, ``multi_mp_sgd_mom_update``,
 ``preloaded_multi_sgd_update``, ...) take MXNet's flat lists of arrays and run the
@@ -126,11 +132,61 @@ def _update_op(name, inputs, states, attrs, rule, *, result_dtype=None, same=Non
                save=False, updates={p: k + 1 for k, p in enumerate(states)},
                visible_outputs=1, doc=doc.split("\n")[0])(forward)
     for public in nd_names or (name,):
-        PUBLIC[public] = _public(op, states, public, doc)
+        PUBLIC[public] = _public(op, states, public, doc, same)
     return op
 
 
-def _public(op, states, public, doc):
+# MXNet's operators that update only a row_sparse gradient's rows (with lazy_update=True
+# where they take it).
+_LAZY = {"sgd_update", "sgd_mom_update", "mp_sgd_update", "mp_sgd_mom_update", "adam_update",
+         "ftrl_update"}
+
+
+def _is_lazy(op, arrays, attrs) -> bool:
+    """Whether this call updates only the rows of its row_sparse gradient."""
+    return op.name in _LAZY and getattr(arrays[1], "stype", "default") == "row_sparse" \
+        and bool(attrs.get("lazy_update", True))
+
+
+def _dense(a: NDArray) -> NDArray:
+    return a.tostype("default") if a.stype != "default" else a
+
+
+def _scatter_rows(target: NDArray, rows: NDArray, value: NDArray) -> None:
+    """``target[rows] = value``, keeping a sparse target's storage type."""
+    if target.stype == "default":
+        target[rows] = value.astype(target.dtype, copy=False)
+        return
+    full = target.tostype("default")
+    full[rows] = value.astype(target.dtype, copy=False)
+    target[:] = full
+
+
+def _lazy_call(op, states, public, same, arrays, attrs, out):
+    """Run ``op`` on the rows of the row_sparse gradient ``arrays[1]`` only: the
+    weight-shaped inputs are gathered, the results scattered back (MXNet's lazy update)."""
+    from .. import nd
+
+    grad = arrays[1]
+    rows = grad.indices
+    sub = [grad.data if i == 1 else
+           nd.take(_dense(a), rows, axis=0) if i in same and isinstance(a, NDArray) else a
+           for i, a in enumerate(arrays)]
+    res = invoke(op, sub, attrs)
+    for p, new in zip(states, res[1:]):
+        _scatter_rows(arrays[p], rows, new)
+    weight = arrays[0]
+    if out is None:
+        target = _dense(weight).copy()
+    else:
+        if out is not weight:
+            write_out(public, out, _dense(weight).astype(out.dtype, copy=False))
+        target = out
+    _scatter_rows(target, rows, res[0])
+    return target
+
+
+def _public(op, states, public, doc, same):
     n_in = len(op.inputs)
 
     def f(*args, out=None, name=None, **kwargs):
@@ -156,8 +212,11 @@ def _public(op, states, public, doc):
                                 f"in place), got {type(arrays[p]).__name__}")
         if "_out_is_weight" in op.attrs:
             kwargs["_out_is_weight"] = out is not None and out is arrays[0]
+        attrs = dict(op.attrs, **kwargs)
         with _tape.pause():
-            res = invoke(op, arrays, dict(op.attrs, **kwargs))
+            if _is_lazy(op, arrays, attrs):
+                return _lazy_call(op, states, public, same, arrays, attrs, out)
+            res = invoke(op, arrays, attrs)
             for p, new in zip(states, res[1:]):
                 arrays[p][...] = new
             if out is None:

@@ -25,8 +25,8 @@ import functools
 import inspect
 
 from .. import cuda
-from . import _cpu
 from ..ndarray import NDArray
+from . import _cpu, _sparse
 from .optimizer import Optimizer, compute_dtype, raw, use_kernel
 
 __all__ = ["CLIP_GRAD", "FusedOptimizer", "fused", "launch", "scaled_grad"]
@@ -130,10 +130,16 @@ class FusedOptimizer(Optimizer):
     counts, learning rates and weight decays of all of them are taken first, as MXNet's
     aggregated updates do, then each weight's rule runs (a compiled kernel per tensor
     on the CPU, ``core.optimizer._cpu``).
+
+    A sparse weight or gradient goes through ``core.optimizer._sparse``: lazily, on a
+    ``row_sparse`` gradient's rows only, where ``_sparse_lazy`` is true (MXNet's lazy
+    kernels), else densely (MXNet's storage fallback).
     """
 
     # False for rules without a learning rate: the scheduler is not consulted (MXNet).
     _uses_lr = True
+    # True where MXNet's kernel updates only a row_sparse gradient's rows.
+    _sparse_lazy = False
 
     def _takes_lists(self) -> bool:
         """Whole steps go to ``update`` as lists, unless a subclass overrides it (or
@@ -155,6 +161,9 @@ class FusedOptimizer(Optimizer):
             lrs = [self._get_lr(i) for i in index]
         wds = self._get_wds(index)
         for idx, wt, gr, st, lr, wd in zip(index, weight, grad, state, lrs, wds):
+            if _sparse.is_sparse(wt) or _sparse.is_sparse(gr):
+                _sparse.sparse_step(self, idx, wt, gr, _raw_state(st), lr, wd)
+                continue
             w, g = raw(self, wt, gr)
             with wt.context.device_guard():
                 self._step(idx, wt.context, w, g, _raw_state(st), lr, wd)

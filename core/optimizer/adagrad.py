@@ -151,7 +151,8 @@ class AdaGrad(FusedOptimizer):
         history += g * g
         weight -= lr * (g / sqrt(history + eps) + wd * weight)
 
-    The state is ``history``.
+    The state is ``history``. With a ``row_sparse`` gradient only its rows change, as
+    MXNet's sparse kernel (which takes no weight decay: ``wd`` must be 0 then).
 
     Args:
         eps: added to the history under the square root.
@@ -165,6 +166,9 @@ class AdaGrad(FusedOptimizer):
         >>> round(w.item(), 6)
         0.9
     """
+
+    _sparse_lazy = True
+    _sparse_takes_wd = False
 
     def __init__(self, eps: float = 1e-7, **kwargs):
         super().__init__(**kwargs)

@@ -163,7 +163,9 @@ class Adam(AdamBase):
         beta1: decay of the first moment.
         beta2: decay of the second moment.
         epsilon: added to ``sqrt(v)``.
-        lazy_update: accepted for MXNet compatibility (all arrays are dense here).
+        lazy_update: with a ``row_sparse`` gradient, update only its rows of the weight
+            and the moments, as MXNet's lazy kernel; False updates every row with the
+            gradient made dense (``core.optimizer._sparse``).
         **kwargs: the arguments of :class:`Optimizer`.
 
     Example:
@@ -181,6 +183,10 @@ class Adam(AdamBase):
         super().__init__(learning_rate, beta1, beta2, **kwargs)
         self.epsilon = epsilon
         self.lazy_update = lazy_update
+
+    @property
+    def _sparse_lazy(self) -> bool:
+        return bool(self.lazy_update)
 
     def _step(self, index, ctx, w, g, state, lr, wd):
         m, v = state

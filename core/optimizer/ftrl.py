@@ -96,7 +96,8 @@ class Ftrl(FusedOptimizer):
         n += g * g
         weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (abs(z) > lamda1)
 
-    The state is ``(z, n)``.
+    The state is ``(z, n)``. With a ``row_sparse`` gradient only its rows change, as
+    MXNet's sparse kernel.
 
     Args:
         lamda1: the L1 regularization strength.
@@ -113,6 +114,8 @@ class Ftrl(FusedOptimizer):
         self.lamda1 = lamda1
         self.beta = beta
         self.lr = learning_rate
+
+    _sparse_lazy = True
 
     def create_state(self, index, weight):
         return (zeros_state(weight), zeros_state(weight))

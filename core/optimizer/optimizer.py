@@ -37,6 +37,7 @@ import numpy
 from .. import cuda, engine
 from ..dtypes import bfloat16
 from ..ndarray import NDArray
+from ._sparse import assign, is_sparse
 
 __all__ = ["Optimizer", "Test", "create", "register"]
 
@@ -345,11 +346,8 @@ class Optimizer:
         if self.multi_precision and weight.dtype in _LOW_PRECISION \
                 and _is_mp_state(state, weight, self._state_first):
             inner, master = state if self._state_first else state[::-1]
-            grad32 = _new_like(grad, numpy.float32, copy=True)
-            self.update(index, master, grad32, inner)
-            with weight.context.device_guard():
-                weight._data[...] = master._data
-            weight._version += 1
+            self.update(index, master, _grad32(grad), inner)
+            _write_master(weight, master)
         else:
             self.update(index, weight, grad, state)
 
@@ -364,7 +362,7 @@ class Optimizer:
                     and _is_mp_state(state, weight, self._state_first):
                 inner, master = state if self._state_first else state[::-1]
                 ws.append(master)
-                gs.append(_new_like(grad, numpy.float32, copy=True))
+                gs.append(_grad32(grad))
                 ss.append(inner)
                 masters.append((weight, master))
             else:
@@ -373,9 +371,7 @@ class Optimizer:
                 ss.append(state)
         self.update(list(indices), ws, gs, ss)
         for weight, master in masters:
-            with weight.context.device_guard():
-                weight._data[...] = master._data
-            weight._version += 1
+            _write_master(weight, master)
 
     def __getstate__(self):
         ret = self.__dict__.copy()
@@ -457,8 +453,28 @@ def _settle(weight: NDArray, grad: NDArray) -> None:
         engine.wait_to_read(grad)
 
 
+def _grad32(grad: NDArray) -> NDArray:
+    """The float32 copy of a gradient for a master-weight update (sparse stays sparse)."""
+    if is_sparse(grad):
+        return grad.astype(numpy.float32)
+    return _new_like(grad, numpy.float32, copy=True)
+
+
+def _write_master(weight: NDArray, master: NDArray) -> None:
+    """Copy the float32 master weight into the low-precision ``weight``."""
+    if is_sparse(weight):
+        assign(weight, master)
+        return
+    with weight.context.device_guard():
+        weight._data[...] = master._data
+    weight._version += 1
+
+
 def _new_like(a: NDArray, dtype=None, copy: bool = False) -> NDArray:
-    """A new array on ``a``'s context, outside autograd: zeros, or a (cast) copy."""
+    """A dense new array on ``a``'s context, outside autograd: zeros, or a (cast) copy
+    (of a sparse array's dense value)."""
+    if copy and is_sparse(a):
+        a = a.tostype("default")
     ctx = a._ctx
     with ctx.device_guard():
         dt = a.dtype if dtype is None else numpy.dtype(dtype)

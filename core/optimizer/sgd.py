@@ -153,8 +153,9 @@ class SGD(_Momentum):
 
     Args:
         momentum: the momentum (0 keeps no state).
-        lazy_update: accepted for MXNet compatibility; every array is dense here, so
-            updates are never lazy.
+        lazy_update: with a ``row_sparse`` gradient, update only its rows of the weight
+            and the momentum (no weight decay elsewhere), as MXNet's lazy kernels; False
+            updates every row with the gradient made dense (``core.optimizer._sparse``).
         **kwargs: the arguments of :class:`Optimizer` (``learning_rate``, ``wd``,
             ``rescale_grad``, ``clip_gradient``, ``lr_scheduler``, ``multi_precision``, ...).
 
@@ -172,6 +173,10 @@ class SGD(_Momentum):
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs):
         super().__init__(momentum, **kwargs)
         self.lazy_update = lazy_update
+
+    @property
+    def _sparse_lazy(self) -> bool:
+        return bool(self.lazy_update)
 
     def _step(self, index, ctx, w, g, mom, lr, wd):
         _sgd_step(self, w, g, mom, lr, wd, self.momentum)

@@ -10,6 +10,7 @@ import numpy
 from core import autograd, initializer, nd
 from core.context import Context, as_context, cpu, ctx_or_device, current_context
 from core.dtypes import as_dtype
+from core.nd import sparse as nd_sparse
 from core.ndarray import NDArray
 from core.ops.dispatch import MXNetError
 
@@ -81,9 +82,10 @@ class Parameter:
             biases ``init='zeros'``).
         allow_deferred_init: allow ``initialize`` before the shape is complete.
         differentiable: False forces ``grad_req='null'``.
-        stype: storage type; ``'default'`` (dense). ``'row_sparse'`` and ``'csr'`` are
-            accepted for compatibility and stored densely.
-        grad_stype: the gradient's storage type (as ``stype``).
+        stype: the storage type of the data: ``'default'`` (dense), ``'row_sparse'``
+            (read it with :meth:`row_sparse_data`, through a Trainer) or ``'csr'``.
+        grad_stype: the gradient's storage type (``'row_sparse'`` for a gradient that
+            holds only the rows the forward pass used).
 
     Example:
         >>> from core import nd, autograd
@@ -371,8 +373,9 @@ class Parameter:
 
         shape = None if self._shape is None else tuple(d if d and d > 0 else 0
                                                        for d in self._shape)
+        kwargs = {"stype": self._stype} if self._stype != "default" else {}
         return sym.var(self.name, shape=shape, dtype=self.dtype, lr_mult=self.lr_mult,
-                       wd_mult=self.wd_mult, init=self.init)
+                       wd_mult=self.wd_mult, init=self.init, **kwargs)
 
     # ------------------------------------------------------------------ initialization
     def initialize(self, init=None, ctx=None, default_init=_DEFAULT_INIT,
@@ -446,6 +449,8 @@ class Parameter:
         with autograd.pause():
             if data.dtype != self.dtype:
                 data = data.astype(self.dtype)
+            if data.stype != self._stype:
+                data = data.tostype(self._stype)
             self._data = [data.copyto(c).detach() for c in ctx_list]
         self._ctx_list = ctx_list
         self._ctx_map = {c: i for i, c in enumerate(ctx_list)}
@@ -457,7 +462,8 @@ class Parameter:
             for d in self._data:
                 d.attach_grad("null")
         else:
-            grads = [nd.zeros(d.shape, dtype=d.dtype, ctx=d.context) for d in self._data]
+            grads = [_zeros(d.shape, d.dtype, d.context, self._grad_stype)
+                     for d in self._data]
             autograd.mark_variables(self._data, grads, self._grad_req)
         self._mark_stale()
 
@@ -489,6 +495,9 @@ class Parameter:
                     data = data.astype(self.dtype)
             else:
                 self._dtype = data.dtype
+        if data.stype != self._stype:  # a sparse entry loads into a dense one and back
+            with autograd.pause():
+                data = data.tostype(self._stype)
         if self._data is None:
             if self._deferred_init:
                 if ctx is not None and set(_ctx_list(ctx)) != set(self._deferred_init[1]):
@@ -504,7 +513,7 @@ class Parameter:
                 raise ValueError(f"Failed to load Parameter '{shown}' on {_ctx_list(ctx)} "
                                  f"because it was previously initialized on "
                                  f"{self.list_ctx()}.")
-            if data.dtype != self.dtype:  # dtype_source='saved' changed the dtype
+            if data.dtype != self._data[0].dtype:  # dtype_source='saved' changed it
                 self._init_impl(data, self._ctx_list)
             else:
                 self.set_data(data)
@@ -662,6 +671,13 @@ class Parameter:
             self._grad_marks = [(None, -1)] * len(grads)
         else:
             self._mark_stale()
+
+
+def _zeros(shape, dtype, ctx, stype: str) -> NDArray:
+    """Zeros of storage type ``stype`` (a gradient buffer)."""
+    if stype == "default":
+        return nd.zeros(shape, dtype=dtype, ctx=ctx)
+    return nd_sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
 
 
 def _merge_shapes(known, new, loading: bool = False):

@@ -365,3 +365,20 @@ def test_data_of_sparse_and_row_sparse_data_of_dense_raise():
         p1.row_sparse_data(nd.arange(0, 10))
     with pytest.raises(RuntimeError, match="list_row_sparse_data"):
         p1.list_row_sparse_data(nd.arange(0, 10))
+
+
+def test_load_with_dtype_source_saved_takes_the_saved_dtype(tmp_path):
+    params0 = ParameterDict("")
+    params0.get("w0", shape=(2, 2), dtype="float32")
+    params0.get("w1", shape=(2, 2), dtype="int8")
+    params0.initialize(initializer.One(), ctx=cpu(0))
+    path = str(tmp_path / "p.params")
+    params0.save(path)
+    params1 = ParameterDict("")
+    params1.get("w0", shape=(2, 2), dtype="float16")
+    params1.get("w1", shape=(2, 2), dtype="float64")
+    params1.load(path, cast_dtype=True, dtype_source="current")
+    assert params1["w0"].data().dtype == numpy.float16
+    params1.load(path, cast_dtype=True, dtype_source="saved")
+    assert params1["w0"].data().dtype == numpy.float32
+    assert params1["w1"].data().dtype == numpy.int8 and params1["w1"].dtype == numpy.int8

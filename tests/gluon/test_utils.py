@@ -134,3 +134,20 @@ def test_repo_urls(monkeypatch):
     assert _get_repo_url() == "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
     monkeypatch.setenv("MXNET_GLUON_REPO", "http://mirror/x")
     assert _get_repo_file_url("gluon/models", "a.zip") == "http://mirror/x/gluon/models/a.zip"
+
+
+def test_split_and_load_csr_keeps_storage():
+    from core.nd import sparse
+    dense = numpy.arange(12, dtype=numpy.float32).reshape(4, 3) % 3
+    x = nd.array(dense).tostype("csr")
+    parts = split_and_load(x, [cpu(0), cpu(1)])
+    assert [p.stype for p in parts] == ["csr", "csr"]
+    assert isinstance(parts[0], sparse.CSRNDArray) and parts[1].context == cpu(1)
+    numpy.testing.assert_array_equal(numpy.concatenate([p.asnumpy() for p in parts]), dense)
+    uneven = split_and_load(nd.array(dense[:3]).tostype("csr"), [cpu(0), cpu(1)],
+                            even_split=False)
+    assert [p.shape for p in uneven] == [(2, 3), (1, 3)]
+    with pytest.raises(ValueError, match="cannot be evenly split"):
+        split_and_load(nd.array(dense[:3]).tostype("csr"), [cpu(0), cpu(1)])
+    with pytest.raises(ValueError, match="axis 0 only"):
+        split_and_load(x, [cpu(0), cpu(1)], batch_axis=1)
