@@ -67,7 +67,7 @@ def operator_functions() -> dict:
         compose = importlib.import_module(f"{__name__}.compose")
         fns = compose.namespace("")
         fns.update(BlockGrad=compose.BlockGrad, stop_gradient=compose.BlockGrad,
-                   concat=compose.concat, stack=compose.stack)
+                   concat=compose.concat, Concat=compose.concat, stack=compose.stack)
         # the constructors win (``var`` is MXNet's variable, not the variance operator)
         _functions = {k: v for k, v in fns.items() if k not in __all__}
     return _functions

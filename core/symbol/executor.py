@@ -32,6 +32,7 @@ from .autodiff import gradients, specialize
 from .graph import TRAIN, Entry, Graph, Node, map_graph, reachable
 from .memory import INPLACE_UFUNCS, plan
 from .shape_infer import close_creation_shapes
+from .symbol import entry_name
 
 
 class _Step:
@@ -78,17 +79,9 @@ def infer_avals(graph: Graph, var_avals: Mapping[str, Aval], is_train: bool = Fa
 
 
 def output_names(graph: Graph) -> list[str]:
-    """MXNet's output names: a variable's name, ``<node>_output`` or ``<node>_output<i>``."""
-    names = []
-    for e in graph.outputs:
-        n = e.node
-        if n.op is None:
-            names.append(n.name)
-        elif n.num_outputs == 1:
-            names.append(f"{n.name}_output")
-        else:
-            names.append(f"{n.name}_output{e.index}")
-    return names
+    """MXNet's output names: a variable's name, ``<node>_output``, ``<node>_output<i>``
+    or an operator's own output names (``rnn_state_output``; ``symbol.entry_name``)."""
+    return [entry_name(e) for e in graph.outputs]
 
 
 class Program:

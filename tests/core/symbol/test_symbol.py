@@ -528,3 +528,16 @@ def test_named_outputs_follow_mxnet():
     assert bn["bn_mean"].list_outputs() == ["bn_mean"]
     g = sym.RNN(sym.var("d"), state_size=3, mode="gru", state_outputs=True, name="g")
     assert g.list_outputs() == ["g_output", "g_state_output"]
+    # the executor's output_dict uses the same names (a Dropout's hidden mask aside)
+    net = sym.Group([sym.Dropout(sym.var("a"), p=0.5, name="drop"), g[1]])
+    ex = net.simple_bind(None, a=(2,), d=(3, 1, 2))
+    ex.forward()
+    assert list(ex.output_dict) == ["drop_output", "g_state_output"]
+
+
+def test_concat_has_mxnets_automatic_name():
+    from core.name import NameManager
+
+    with NameManager():
+        assert sym.Concat(sym.var("a"), sym.var("b"), dim=1).name == "concat0"
+        assert sym.concat(sym.var("a"), sym.var("b")).name == "concat1"
