@@ -557,3 +557,4 @@ def _choice(xp, a, size=None, replace=True, p=None, ctx=None):
 
 # MXNet 1.x's further samplers and its Python front ends (nd.random.exponential's scale).
 from . import random_mx  # noqa: E402, F401
+from . import random_pdf  # noqa: E402, F401

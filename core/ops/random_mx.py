@@ -22,7 +22,9 @@ import numpy
 
 from .. import random as _random
 from ..context import Context
-from ..dtypes import float64, int64
+from ..dtypes import FLOATS, float64, int64
+from . import random as _rnd
+from .infer import fmt
 from .random import _any, _Dist, _nonneg
 from .registry import REGISTRY, Aval, F, defop
 
@@ -194,3 +196,56 @@ NAMESPACE_OVERRIDES = {
 }
 
 __all__ = ["exponential", "multinomial", "rand_zipfian"]
+
+
+# --------------------------------------------------------------------------- *_like
+
+def _like(name, params, check, sample):
+    """``random.<name>_like(data, **params)``: samples of ``data``'s shape and dtype."""
+    opname = f"random_{name}_like"
+    defaults = dict(params)
+
+    def values(attrs):
+        v = {}
+        for p, d in defaults.items():
+            x = attrs.get(p, d)
+            if not isinstance(x, numbers.Real) or isinstance(x, bool):
+                raise TypeError(f"{opname}: {p} must be a real number, got {x!r}")
+            v[p] = float(x)
+        return v
+
+    def infer(data, **attrs):
+        if numpy.dtype(data.dtype) not in FLOATS:
+            raise TypeError(f"{opname}: data must be floating-point (its shape and dtype are "
+                            f"the samples'), got {fmt([data])}")
+        try:
+            check(values(attrs))
+        except ValueError as e:
+            raise ValueError(f"{opname}: {e}") from None
+        return Aval(tuple(data.shape), data.dtype)
+
+    def forward(xp, data, ctx=None, **attrs):
+        infer(data, **attrs)
+        v = values(attrs)
+        dt = numpy.dtype(data.dtype)
+        cdt = float64 if dt == float64 else numpy.dtype("float32")
+        out = sample(_random.get_generator(ctx), xp, v, tuple(data.shape), cdt, dt)
+        return xp.asarray(out).astype(dt, copy=False)
+
+    forward.__doc__ = f"{name} samples of the shape and dtype of ``data``."
+    defop(opname, infer=infer, inputs=("data",), attrs=dict(defaults), needs_ctx=True,
+          random=True, differentiable=False, save=False,
+          nd=(f"random.{name}_like", opname))(forward)
+
+
+for _n, _params, _check, _sample in [
+        ("uniform", [("low", 0.0), ("high", 1.0)], _rnd._check_uniform, _rnd._s_uniform),
+        ("normal", [("loc", 0.0), ("scale", 1.0)], _nonneg("scale"), _rnd._s_normal),
+        ("gamma", [("alpha", 1.0), ("beta", 1.0)], _nonneg("alpha", "beta", strict=True),
+         _rnd._s_gamma_nd),
+        ("exponential", [("lam", 1.0)], _nonneg("lam", strict=True), _rnd._s_exp_rate),
+        ("poisson", [("lam", 1.0)], _nonneg("lam"), _rnd._s_poisson),
+        ("negative_binomial", [("k", 1), ("p", 1.0)], _check_nbinom, _s_nbinom),
+        ("generalized_negative_binomial", [("mu", 1.0), ("alpha", 1.0)],
+         _nonneg("mu", "alpha"), _s_gen_nbinom)]:
+    _like(_n, _params, _check, _sample)

@@ -498,6 +498,9 @@ def _tables():
         "random_generalized_negative_binomial": HybridRow(
             draws(lambda: nd.random.generalized_negative_binomial(2.0, 0.3, shape=(5,))),
             one(rand(np.random.default_rng(1), (5,), "float32"))),
+        "random_normal_like": HybridRow(
+            lambda x: x + nd.random.normal_like(x, loc=1.0, scale=2.0),
+            one(rand(np.random.default_rng(1), (5,), "float32"))),
         "shape_array": HybridRow(lambda x: x + nd.shape_array(x).sum().astype("float32"),
                                  one(f64((2, 3)))),
         "batch_take": HybridRow(lambda x: nd.batch_take(x, nd.array([0, 2], dtype="int32")),

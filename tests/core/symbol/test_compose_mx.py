@@ -31,3 +31,21 @@ def test_composite_nodes_are_named_after_their_function():
             "broadcast_axes0_output"]
     x = nd.array([[1.0, 5.0, 2.0]])
     assert fluent.eval(data=x)[0].asnumpy().tolist() == [1.0]
+
+
+def test_sym_random_randn_and_pdf_and_like_ops():
+    from core import cpu
+
+    assert sym.random.randn(3, 2, loc=1.0).eval()[0].shape == (3, 2)
+    loc, scale = sym.var("loc"), sym.var("scale")
+    y = sym.random.randn(loc=loc, scale=scale, shape=(2000,))
+    out = y.bind(cpu(), {"loc": nd.array([0.0, 10.0]), "scale": nd.array([1.0, 0.5])})
+    v = out.forward()[0].asnumpy()
+    assert v.shape == (2, 2000) and abs(v[1].mean() - 10.0) < 0.1
+    x, mu, sigma = sym.var("x"), sym.var("mu"), sym.var("sigma")
+    pdf = sym.random_pdf_normal(x, mu, sigma, is_log=True)
+    got = pdf.eval(x=nd.array([[0.0, 1.0]]), mu=nd.array([0.0]), sigma=nd.array([1.0]))[0]
+    np.testing.assert_allclose(got.asnumpy(), [[-0.9189385, -1.4189385]], rtol=1e-6)
+    like = sym.random.uniform_like(sym.var("d"), low=2.0, high=3.0)
+    u = like.eval(d=nd.zeros((3, 4)))[0].asnumpy()
+    assert u.shape == (3, 4) and u.min() >= 2.0 and u.max() < 3.0
