@@ -116,6 +116,10 @@ def test_lstmp_errors():
         layer(nd.ones((2, 1, 3)), [nd.zeros((1, 1, 4)), nd.zeros((1, 1, 4))])
     with pytest.raises(ValueError, match="LSTMPCell"):
         layer._unfuse()
+    from core import sym
+
+    with pytest.raises(ValueError, match="not on Symbols"):
+        layer(sym.var("data"))
 
 
 def test_lstmp_parameter_file_names(tmp_path):
