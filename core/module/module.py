@@ -328,7 +328,9 @@ class Module(BaseModule):
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:
             from .. import nd
-            self._arg_params = {n: nd.zeros(b[0].shape, dtype=b[0].dtype) for n, b in
+            stypes = _storage_types(self._symbol)  # sym.var(stype=): sparse parameters
+            self._arg_params = {n: nd.zeros(b[0].shape, dtype=b[0].dtype,
+                                            stype=stypes.get(n, "default")) for n, b in
                                 zip(self._exec_group.param_names, self._exec_group.param_arrays)}
             self._aux_params = {n: nd.zeros(b[0].shape, dtype=b[0].dtype) for n, b in
                                 zip(self._aux_names, self._exec_group.aux_arrays)}
@@ -553,3 +555,17 @@ class Module(BaseModule):
 def _copy_param(src, dst, name) -> None:
     from .executor_group import copy_into
     copy_into(src, dst, f"init_params: {name!r}")
+
+
+_STYPE_CODES = {"0": "default", "1": "row_sparse", "2": "csr"}
+
+
+def _storage_types(symbol) -> dict:
+    """``{variable name: storage type}`` from the ``__storage_type__`` attributes
+    (``sym.var(..., stype=...)``; MXNet's storage-type codes)."""
+    out = {}
+    for name, attrs in symbol.attr_dict().items():
+        code = attrs.get("__storage_type__")
+        if code is not None:
+            out[name] = _STYPE_CODES.get(str(code), "default")
+    return out

@@ -14,6 +14,9 @@ from . import _internal, contrib, linalg, random, sparse  # noqa: F401
 
 globals().update(_namespace("nd"))
 from .legacy import *  # MXNet's hand-written nd functions, over the generated ones
+from ..ops.storage import nd_overrides as _nd_overrides
+
+globals().update(_nd_overrides(""))  # dot, elemwise_add, ... on sparse arrays (core.sparse)
 
 
 def waitall() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..ndarray import NDArray
 from ..ops.namespace import namespace as _namespace
 from ..ops.namespace import write_out
+from ..ops.storage import nd_overrides as _nd_overrides
 from ..ops.optimizer_ops import PUBLIC as _UPDATES
 
 __all__ = ["_crop_assign", "_crop_assign_scalar", "_slice_assign", "_slice_assign_scalar"]
@@ -59,3 +60,4 @@ _slice_assign_scalar = _crop_assign_scalar
 globals().update({k: v for k, v in _UPDATES.items() if k.startswith("_")})
 # operators registered under ``_internal.<name>`` (``_sample_unique_zipfian``)
 globals().update(_namespace("nd", "_internal"))
+globals().update(_nd_overrides("_internal"))  # _square_sum on row_sparse arrays

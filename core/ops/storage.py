@@ -6,10 +6,11 @@ Two registry operators, dense in graphs (a Symbol's values are dense here):
   NDArrays ``core.nd.cast_storage`` returns the array in storage ``stype``;
 - ``_square_sum(x, axis, keepdims)``: ``sum(x ** 2, axis)`` (MXNet's ``_square_sum``).
 
-``NAMESPACE_OVERRIDES`` gives ``core.nd`` the functions MXNet computes on sparse storage
-(``dot``, ``elemwise_add``, ``add_n``, ``abs``, ...): with no sparse array among the
-arguments they are the generated functions (one scan of the arguments more), otherwise
-``core.sparse.ops`` computes them with MXNet's output storage types.
+:func:`nd_overrides` gives ``core.nd`` (and ``core.nd._internal``) the functions MXNet
+computes on sparse storage (``dot``, ``elemwise_add``, ``add_n``, ``abs``, ...): with no
+sparse array among the arguments they are the generated functions (one scan of the
+arguments more), otherwise ``core.sparse.ops`` computes them with MXNet's output storage
+types. ``core.sym``'s functions are left as generated (Symbols hold dense values).
 
 Example:
     >>> from core import nd
@@ -138,7 +139,9 @@ def _slice(data, begin=(), end=(), step=(), **kwargs):
     return dense_op("slice", data, begin=begin, end=end, step=step)
 
 
-def _overrides() -> dict:
+def nd_overrides(prefix: str = "") -> dict:
+    """``{name: function}``: the storage-aware ``core.nd`` functions under ``prefix``
+    (``''`` or ``'_internal'``)."""
     table = {
         "dot": _sparse("dot"),
         "elemwise_add": _sparse("elemwise_add"),
@@ -168,8 +171,7 @@ def _overrides() -> dict:
         table.setdefault(name, _unary(name))
     out = {}
     for name, fn in table.items():
-        out[name] = _storage_aware(name, fn)
+        head, _, tail = name.rpartition(".")
+        if head == prefix:
+            out[tail] = _storage_aware(name, fn)
     return out
-
-
-NAMESPACE_OVERRIDES = {"nd": _overrides(), "np": {}}

@@ -19,4 +19,4 @@ from ..symbol import *
 
 globals().update(_symbol.operator_functions())
 
-from . import contrib, linalg, random  # noqa: F401
+from . import _internal, contrib, linalg, random, sparse  # noqa: F401

@@ -232,7 +232,10 @@ def var(name: str, attr: dict | None = None, shape=None, lr_mult=None, wd_mult=N
             (``__lr_mult__``, ``__wd_mult__``).
         dtype: its dtype, stored as MXNet's type code in ``__dtype__``.
         init: an initializer (``core.initializer``) or its JSON string (``__init__``).
-        stype: the storage type; only ``'default'`` is supported.
+        stype: the storage type (``'default'``, ``'row_sparse'``, ``'csr'``), stored as
+            MXNet's code in ``__storage_type__``; a graph computes on dense values
+            (sparse arrays fed to it are read densely), and Module creates sparse
+            parameters of that storage type.
         **kwargs: more attributes (``__key__`` style names are kept as they are).
 
     Returns:
@@ -258,8 +261,11 @@ def var(name: str, attr: dict | None = None, shape=None, lr_mult=None, wd_mult=N
         ua["__dtype__"] = dtype_code(dtype)
     if init is not None:
         ua["__init__"] = init if isinstance(init, str) else _init_string(init)
-    if stype not in (None, "default"):
-        raise ValueError(f"var: stype={stype!r} is not supported (dense storage only)")
+    if stype is not None:
+        codes = {"default": 0, "row_sparse": 1, "csr": 2}  # MXNet's storage-type codes
+        if stype not in codes:
+            raise ValueError(f"var: stype must be one of {sorted(codes)}, got {stype!r}")
+        ua["__storage_type__"] = str(codes[stype])
     for k, v in kwargs.items():
         if k.startswith("__") and k.endswith("__"):
             ua[k] = str(v)

@@ -67,7 +67,8 @@ def test_var_init_and_bad_arguments():
     with pytest.raises(TypeError, match="strings"):
         sym.var("x", attr={"a": 1})
     with pytest.raises(ValueError, match="stype"):
-        sym.var("x", stype="csr")
+        sym.var("x", stype="coo")
+    assert sym.var("x", stype="csr").attr("__storage_type__") == "2"  # MXNet's code
 
 
 # --------------------------------------------------------------------------- naming, listing

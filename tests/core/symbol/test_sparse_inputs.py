@@ -1,0 +1,48 @@
+"""Symbols with sparse inputs: sym.var(stype=), sym.sparse / sym._internal names, an
+executor fed sparse arrays (read densely), and Module's sparse parameters."""
+import numpy as np
+import pytest
+
+from core import initializer as init
+from core import io, nd, sym
+from core import module as mod
+
+
+def test_var_stype_attribute():
+    assert sym.var("x", stype="csr").list_attr()["__storage_type__"] == "2"
+    assert sym.var("w", stype="row_sparse").list_attr()["__storage_type__"] == "1"
+    assert sym.var("d", stype="default").list_attr()["__storage_type__"] == "0"
+    with pytest.raises(ValueError, match="stype must be one of"):
+        sym.var("x", stype="coo")
+
+
+def test_executor_reads_sparse_inputs_densely():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    x[rng.random((4, 6)) > 0.5] = 0
+    w = rng.standard_normal((6, 2)).astype(np.float32)
+    y = sym.sparse.dot(sym.var("x", stype="csr"), sym.var("w", stype="row_sparse"))
+    ex = y.bind(None, {"x": nd.array(x).tostype("csr"), "w": nd.array(w).tostype("row_sparse")})
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), x @ w, rtol=1e-5, atol=1e-6)
+    s = sym._internal._square_sum(sym.var("v"), axis=1, keepdims=True)
+    out = s.bind(None, {"v": nd.array(w)}).forward()[0]
+    np.testing.assert_allclose(out.asnumpy(), (w * w).sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_module_creates_sparse_parameters():
+    x = sym.var("data", stype="csr")
+    v = sym.var("v", shape=(5, 1), init=init.Constant(2.0), stype="row_sparse")
+    net = sym.LinearRegressionOutput(sym.dot(x, v), sym.var("label"), name="out")
+    data = nd.array(np.eye(8, 5, dtype=np.float32)).tostype("csr")
+    it = io.NDArrayIter(data, {"label": nd.ones((8, 1))}, 4, last_batch_handle="discard")
+    m = mod.Module(net, data_names=["data"], label_names=["label"])
+    m.bind(data_shapes=it.provide_data, label_shapes=it.provide_label)
+    m.init_params()
+    p = m.get_params()[0]["v"]
+    assert p.stype == "row_sparse" and (p.asnumpy() == 2).all()
+    m.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    for b in it:
+        m.forward(b, is_train=True)
+        m.backward()
+        m.update()
+    assert np.isfinite(m.get_params()[0]["v"].asnumpy()).all()
