@@ -21,7 +21,8 @@ def randn(*shape, loc=0.0, scale=1.0, dtype=None, **kwargs):
         shape = tuple(shape[0])
     if "shape" in kwargs:  # randn(shape=...) too
         shape = kwargs.pop("shape")
-    shape = (tuple(shape) if isinstance(shape, (tuple, list)) else shape) or None
+    # no shape: MXNet's () (unknown: inference takes it from the graph, as MXNet 1.x does)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else shape
     if isinstance(loc, Symbol) or isinstance(scale, Symbol):
         return globals()["_sample_normal"](loc, scale, shape=shape, dtype=dtype, **kwargs)
     return normal(loc, scale, shape=shape, dtype=dtype, **kwargs)  # noqa: F821

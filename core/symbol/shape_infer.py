@@ -216,6 +216,11 @@ class _Inferrer:
 
     # ------------------------------------------------------------ forward
     def forward(self, n: Node) -> None:
+        if unshaped_random(n):  # its shape comes from the operators that use it
+            self._attr_dtype(n)
+            if (n.id, 0) not in self.r.dtypes:
+                self.set_dtype(Entry(n, 0), _F32, n, "the default dtype")
+            return
         held = open_creation_shape(n)
         if held is not None:  # sym.zeros(shape=(0, 100)): the 0 is filled by inference
             self.set_shape(Entry(n, 0), held, n, "the shape attribute")
@@ -495,6 +500,20 @@ def open_creation_shape(n: Node) -> tuple | None:
     return tuple(None if d == 0 else int(d) for d in shape)
 
 
+def unshaped_random(n: Node) -> bool:
+    """A composed random creation node given ``shape=()`` outside NumPy shape semantics:
+    MXNet 1.x reads that shape as unknown (``sym.random.normal(shape=()) + x`` takes
+    ``x``'s shape), which inference fills as for :func:`open_creation_shape`."""
+    if n.op is None or not n.op.random or n.avals is not None or n.input_entries():
+        return False
+    shape = n.attrs.get("shape")
+    if not isinstance(shape, (tuple, list)) or len(shape) or "shape" not in n.op.attrs:
+        return False
+    from ..np._mode import is_np_shape
+
+    return not is_np_shape()
+
+
 def _vary(holes, base, unit, value) -> dict:
     """``{hole: base}`` with the holes of ``unit`` at ``value``."""
     out = dict.fromkeys(holes, base)
@@ -667,7 +686,8 @@ def close_creation_shapes(graph: Graph, shapes: dict, dtypes: dict | None = None
         >>> [n.attrs["shape"] for n in g.topo() if n.op is not None and n.op.name == "zeros"]
         [(2, 3)]
     """
-    open_nodes = [n for n in graph.topo() if open_creation_shape(n) is not None]
+    open_nodes = [n for n in graph.topo()
+                  if open_creation_shape(n) is not None or unshaped_random(n)]
     if not open_nodes:
         return graph
     r = infer_graph(graph, shapes, dtypes)

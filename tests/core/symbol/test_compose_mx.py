@@ -49,3 +49,23 @@ def test_sym_random_randn_and_pdf_and_like_ops():
     like = sym.random.uniform_like(sym.var("d"), low=2.0, high=3.0)
     u = like.eval(d=nd.zeros((3, 4)))[0].asnumpy()
     assert u.shape == (3, 4) and u.min() >= 2.0 and u.max() < 3.0
+
+
+def test_random_creation_with_shape_unknown_takes_the_graphs_shape():
+    from core import cpu
+    from gluon.compat.util import np_shape
+
+    # MXNet 1.x: shape () on a Symbol is unknown; inference fills it from `+ x`, and a
+    # Symbol passed by a keyword the operator lacks (data=) is ignored
+    noise = sym.random.randn(loc=10.0, scale=0.5, data=sym.ones((5, 5)))
+    assert noise.list_arguments() == []
+    y = noise + sym.var("x")
+    assert y.infer_shape(x=(4, 6))[1] == [(4, 6)]
+    exe = y.bind(cpu(), {"x": nd.zeros((4, 6))}, {"x": nd.zeros((4, 6))})
+    v = exe.forward(is_train=True)[0].asnumpy()
+    assert v.shape == (4, 6) and len(np.unique(v)) == 24  # one draw per element
+    exe.backward(nd.ones((4, 6)))
+    assert np.all(exe.grad_dict["x"].asnumpy() == 1)
+    with np_shape(True):  # NumPy shape semantics: () is a scalar
+        z = sym.random.uniform(shape=()) + sym.var("x")
+        assert z.infer_shape(x=(2,))[1] == [(2,)]
