@@ -32,8 +32,13 @@ writes, and ``mx.nd.save`` under NumPy shape semantics) or when any array is 0-d
 cannot hold a scalar); MXNet loads V3 files only under ``mx.npx.set_np()`` (or
 ``mx.util.np_shape(True)``) and V2 files only outside it. We read both in any mode. Arrays are
 written with a cpu(0) context, and only in the dtypes MXNet 1.9 loads (:data:`WRITABLE`;
-every flag above is read). Sparse arrays in a file are read as dense (scattered into
-zeros). Unallocated arrays are refused.
+every flag above is read). Unallocated arrays are refused.
+
+Sparse arrays (row_sparse, csr) are read as dense (scattered into zeros) by default, or,
+with ``loads(..., sparse=True)``, as :class:`SparseArray` records (the values and the
+int64 aux arrays, checked); :func:`write` writes :class:`SparseArray` entries in MXNet's
+sparse layout (always V2 records: V3 holds dense arrays only), which MXNet loads as
+``RowSparseNDArray``/``CSRNDArray``.
 
 :func:`loads_array`/:func:`dumps_array` read and write one array record alone (MXNet's
 raw-bytes form, the ``{'handle': ...}`` state of a pickled NDArray).
@@ -63,8 +68,8 @@ import numpy
 
 from .dtypes import bfloat16
 
-__all__ = ["FormatError", "MAGIC_BYTES", "TYPE_FLAGS", "WRITABLE", "check_dtype", "dumps",
-           "dumps_array", "is_mxnet", "loads", "loads_array", "write"]
+__all__ = ["FormatError", "MAGIC_BYTES", "SparseArray", "TYPE_FLAGS", "WRITABLE",
+           "check_dtype", "dumps", "dumps_array", "is_mxnet", "loads", "loads_array", "write"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -89,6 +94,46 @@ _DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
 _NUM_AUX = {0: 0, 1: 1, 2: 2}
 _MAX_NDIM = 64
+
+
+class SparseArray:
+    """A sparse array record: ``stype`` (``'row_sparse'`` or ``'csr'``), the dense
+    ``shape``, the stored values ``data`` and the ``aux`` index arrays in MXNet's order
+    (row_sparse: ``[indices]``; csr: ``[indptr, indices]``), all NumPy.
+
+    Example:
+        >>> import numpy
+        >>> from core import mxnet_format
+        >>> rec = mxnet_format.SparseArray("row_sparse", (3, 2), numpy.ones((1, 2), "f4"),
+        ...                                [numpy.array([2])])
+        >>> _, [(_, back)] = mxnet_format.loads(mxnet_format.dumps("list", [("0", rec)]),
+        ...                                      sparse=True)
+        >>> back.stype, back.aux[0].tolist(), back.dense()[2].tolist()
+        ('row_sparse', [2], [1.0, 1.0])
+    """
+
+    __slots__ = ("aux", "data", "shape", "stype")
+
+    def __init__(self, stype: str, shape, data, aux):
+        if stype not in ("row_sparse", "csr"):
+            raise ValueError(f"SparseArray: stype must be 'row_sparse' or 'csr', got {stype!r}")
+        self.stype = stype
+        self.shape = tuple(int(d) for d in shape)
+        self.data = numpy.asarray(data)
+        self.aux = [numpy.asarray(a, numpy.int64) for a in aux]
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dense(self) -> numpy.ndarray:
+        """The dense array."""
+        return _densify(0, 1 if self.stype == "row_sparse" else 2, self.shape, self.data,
+                        self.aux, "the array")
 
 
 class FormatError(ValueError):
@@ -211,9 +256,10 @@ def _read_legacy(r: _Reader, at: int, magic: int, what: str) -> numpy.ndarray:
     return r.data(shape, dtype, what)
 
 
-def _densify(at: int, stype: int, shape, data, aux, what: str) -> numpy.ndarray:
-    """Scatter a row_sparse or csr array's values into a dense array."""
-    out = numpy.zeros(shape, dtype=data.dtype)
+def _densify(at: int, stype: int, shape, data, aux, what: str,
+             sparse: bool = False) -> numpy.ndarray:
+    """Scatter a row_sparse or csr array's values into a dense array (checked), or, with
+    ``sparse``, return the checked :class:`SparseArray`."""
     if stype == 1:  # row_sparse: aux 0 holds the row indices of data's rows
         idx = aux[0].astype(numpy.int64)
         if idx.ndim != 1 or data.shape != (idx.size, *shape[1:]) or \
@@ -222,6 +268,9 @@ def _densify(at: int, stype: int, shape, data, aux, what: str) -> numpy.ndarray:
                                   f"[0, {shape[0]}) and values of shape "
                                   f"{(idx.size, *shape[1:])}, got indices {idx.tolist()[:8]} "
                                   f"and values of shape {data.shape}")
+        if sparse:
+            return SparseArray("row_sparse", shape, data, [idx])
+        out = numpy.zeros(shape, dtype=data.dtype)
         out[idx] = data
         return out
     indptr, indices = aux[0].astype(numpy.int64), aux[1].astype(numpy.int64)
@@ -235,11 +284,14 @@ def _densify(at: int, stype: int, shape, data, aux, what: str) -> numpy.ndarray:
                               f"non-decreasing offsets from 0 to {data.size} and column "
                               f"indices within [0, {cols}), got indptr of shape "
                               f"{indptr.shape} and indices of shape {indices.shape}")
-    out[numpy.repeat(numpy.arange(rows), numpy.diff(indptr)), indices] = data
+    if sparse:
+        return SparseArray("csr", shape, data, [indptr, indices])
+    out = numpy.zeros(shape, dtype=data.dtype)
+    numpy.add.at(out, (numpy.repeat(numpy.arange(rows), numpy.diff(indptr)), indices), data)
     return out
 
 
-def _read_array(r: _Reader, what: str) -> numpy.ndarray:
+def _read_array(r: _Reader, what: str, sparse: bool = False):
     at = r.pos
     magic = r.unpack("I", f"the magic number of {what}")
     if magic not in (V2_MAGIC, V3_MAGIC):
@@ -277,19 +329,20 @@ def _read_array(r: _Reader, what: str) -> numpy.ndarray:
     _check_dims(sh_at, sshape, f"the storage shape of {what}", allow_unknown=False)
     data = r.data(sshape, dtype, what)
     aux = [r.data(s, d, f"aux array {i} of {what}") for i, (d, s) in enumerate(aux_meta)]
-    return _densify(at, stype, shape, data, aux, what)
+    return _densify(at, stype, shape, data, aux, what, sparse)
 
 
-def loads(buf) -> tuple[str, list[tuple[str, numpy.ndarray]]]:
+def loads(buf, sparse: bool = False) -> tuple[str, list[tuple[str, numpy.ndarray]]]:
     """Parse the bytes of an MXNet NDArray file.
 
     Args:
         buf: the file's bytes (``bytes``, ``bytearray`` or a buffer).
+        sparse: return sparse arrays as :class:`SparseArray` records (default: dense).
 
     Returns:
         ``(kind, [(name, array)])``: kind ``'dict'`` when the file names its arrays,
         else ``'list'`` (names ``'0'``, ``'1'``, ...). Arrays are NumPy arrays that own
-        their memory; sparse ones come back dense.
+        their memory; sparse ones come back dense unless ``sparse``.
 
     Raises:
         FormatError: a magic number, length, dtype or shape is not what the format
@@ -313,7 +366,7 @@ but the data ends after 8 bytes
     if count > (len(r.buf) - r.pos) // 4:
         raise FormatError(at, f"a number of arrays that fits in the remaining "
                               f"{len(r.buf) - r.pos} bytes, got {count}")
-    arrays = [_read_array(r, f"array {i}") for i in range(count)]
+    arrays = [_read_array(r, f"array {i}", sparse) for i in range(count)]
     at = r.pos
     nnames = r.unpack("Q", "the number of names")
     if nnames not in (0, count):
@@ -390,14 +443,37 @@ def check_dtype(name: str, arr: numpy.ndarray) -> int:
     return flag
 
 
-def _write_array(f, arr: numpy.ndarray, flag: int, magic: int) -> None:
-    f.write(struct.pack("<Ii", magic, 0))
-    f.write(_shape_bytes(arr.shape))
-    f.write(struct.pack("<iii", 1, 0, flag))
+def _raw_bytes(arr) -> memoryview:
     data = numpy.ascontiguousarray(arr).reshape(-1)
     if data.dtype.byteorder == ">" or (data.dtype.byteorder == "=" and sys.byteorder == "big"):
         data = data.byteswap()
-    f.write(data.view(numpy.uint8).data)
+    return data.view(numpy.uint8).data
+
+
+def _write_array(f, arr, flag: int, magic: int) -> None:
+    if isinstance(arr, SparseArray):
+        _write_sparse(f, arr, flag)
+        return
+    f.write(struct.pack("<Ii", magic, 0))
+    f.write(_shape_bytes(arr.shape))
+    f.write(struct.pack("<iii", 1, 0, flag))
+    f.write(_raw_bytes(arr))
+
+
+def _write_sparse(f, arr: SparseArray, flag: int) -> None:
+    """A V2 sparse record: storage type, storage shape, shape, context, type flag, the
+    aux arrays' flags and shapes, the values, then the aux arrays (MXNet's layout)."""
+    f.write(struct.pack("<Ii", V2_MAGIC, 1 if arr.stype == "row_sparse" else 2))
+    f.write(_shape_bytes(arr.data.shape))
+    f.write(_shape_bytes(arr.shape))
+    f.write(struct.pack("<iii", 1, 0, flag))
+    aux = [numpy.asarray(a, numpy.int64) for a in arr.aux]
+    for a in aux:
+        f.write(struct.pack("<i", _FLAG_OF[a.dtype]))
+        f.write(_shape_bytes(a.shape))
+    f.write(_raw_bytes(arr.data))
+    for a in aux:
+        f.write(_raw_bytes(a))
 
 
 def dumps_array(arr: numpy.ndarray, np_shape: bool = False) -> bytes:
@@ -425,7 +501,7 @@ def write(f, kind: str, entries, np_shape: bool = False) -> None:
     Args:
         f: a binary file object open for writing.
         kind: ``'dict'`` (names are written) or ``'list'``.
-        entries: ``[(name, numpy array)]``.
+        entries: ``[(name, numpy array or SparseArray)]``.
         np_shape: write V3 arrays (NumPy shape semantics: what ``mx.npx.save`` writes,
             loaded by MXNet under ``npx.set_np()``); otherwise V2 arrays (what
             ``mx.nd.save`` writes), unless an array is 0-d, which only V3 holds.
@@ -435,6 +511,7 @@ def write(f, kind: str, entries, np_shape: bool = False) -> None:
     """
     flags = [check_dtype(name, arr) for name, arr in entries]
     magic = V3_MAGIC if np_shape or any(arr.ndim == 0 for _, arr in entries) else V2_MAGIC
+    # (sparse entries are V2 records in any case: V3 holds dense arrays only)
     f.write(struct.pack("<QQQ", LIST_MAGIC, 0, len(entries)))
     for (_, arr), flag in zip(entries, flags):
         _write_array(f, arr, flag, magic)

@@ -92,6 +92,8 @@ class SerializationError(ValueError, MXNetError):
 
 def _to_numpy(name: str, value) -> numpy.ndarray:
     if isinstance(value, NDArray):
+        if value.stype != "default":  # core.sparse: MXNet's sparse record (dense elsewhere)
+            return _sparse_record(value)
         return value.asnumpy()
     if isinstance(value, numpy.ndarray):
         arr = value
@@ -105,6 +107,12 @@ def _to_numpy(name: str, value) -> numpy.ndarray:
                         f"any kbackend format: MXNet's .params format holds "
                         f"{', '.join(mx)}; .npz and HDF5 hold those and {', '.join(more)}")
     return arr
+
+
+def _sparse_record(value) -> mxnet_format.SparseArray:
+    aux = [value.indices.asnumpy()] if value.stype == "row_sparse" else \
+        [value.indptr.asnumpy(), value.indices.asnumpy()]
+    return mxnet_format.SparseArray(value.stype, value.shape, value.data.asnumpy(), aux)
 
 
 def _entries(data):
@@ -255,6 +263,8 @@ def save(fname: str, data, format: str | None = None, np_shape: bool | None = No
             mxnet_format.check_dtype(name, arr)
         atomic_write(fname, lambda f: mxnet_format.write(f, kind, entries, np_shape))
         return
+    entries = [(n, a.dense() if isinstance(a, mxnet_format.SparseArray) else a)
+               for n, a in entries]  # .npz/HDF5 hold sparse arrays densely
     meta, arrays = _describe(kind, entries)
     if fmt == "hdf5":
         atomic_write(fname, lambda f: _write_hdf5(f, meta, arrays))
@@ -381,7 +391,7 @@ def _read_hdf5(fname, f):
 
 def _read_mxnet(source, buf):
     try:
-        kind, entries = mxnet_format.loads(buf)
+        kind, entries = mxnet_format.loads(buf, sparse=True)
     except mxnet_format.FormatError as e:
         raise _bad(source, f"it is not a valid MXNet NDArray file: {e}") from None
     if not entries:
@@ -410,10 +420,22 @@ def _read(source, f):
 
 def _arrays(kind, entries, ctx):
     ctx = as_context(ctx)
-    arrays = [(name, NDArray(arr, ctx=ctx)) for name, arr in entries]
+    arrays = [(name, _sparse_array(arr, ctx) if isinstance(arr, mxnet_format.SparseArray)
+               else NDArray(arr, ctx=ctx)) for name, arr in entries]
     if kind == "list":
         return [a for _, a in arrays]
     return dict(arrays)
+
+
+def _sparse_array(rec, ctx):
+    """A RowSparseNDArray/CSRNDArray of an MXNet sparse record (``core.sparse``)."""
+    from .sparse import csr_matrix, row_sparse_array
+
+    if rec.stype == "row_sparse":
+        return row_sparse_array((rec.data, rec.aux[0]), shape=rec.shape, ctx=ctx,
+                                dtype=rec.dtype)
+    return csr_matrix((rec.data, rec.aux[1], rec.aux[0]), shape=rec.shape, ctx=ctx,
+                      dtype=rec.dtype)
 
 
 def load(fname: str, ctx=None):
@@ -426,7 +448,8 @@ def load(fname: str, ctx=None):
 
     Returns:
         A list of NDArrays if a list (or a single NDArray) was saved, else a dict of
-        name to NDArray (an empty dict for an MXNet file with no arrays).
+        name to NDArray (an empty dict for an MXNet file with no arrays). Sparse arrays
+        of MXNet files load as RowSparseNDArray/CSRNDArray (``core.sparse``).
 
     Raises:
         FileNotFoundError: the file does not exist.
