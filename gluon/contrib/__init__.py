@@ -4,8 +4,9 @@
   ``SparseEmbedding``, ``SyncBatchNorm``, ``PixelShuffle1D/2D/3D``.
 * :mod:`gluon.contrib.rnn`: ``Conv1D/2D/3DRNNCell``, ``Conv*LSTMCell``,
   ``Conv*GRUCell``, ``VariationalDropoutCell``, ``LSTMPCell``, ``dynamic_unroll``.
-* :mod:`gluon.contrib.data`: ``IntervalSampler`` (the text datasets need downloads and
-  are not provided).
+* :mod:`gluon.contrib.cnn`: ``DeformableConvolution``, ``ModulatedDeformableConvolution``.
+* :mod:`gluon.contrib.data`: ``IntervalSampler``, ``text.WikiText2``/``WikiText103``
+  (from local files).
 * :mod:`gluon.contrib.estimator`: ``Estimator`` with ``fit``/``evaluate`` and event
   handlers.
 
@@ -18,9 +19,9 @@ Example:
     >>> net(nd.ones((2, 4))).shape
     (2, 7)
 """
-from . import data, nn, rnn
+from . import cnn, data, nn, rnn
 
-__all__ = ["data", "estimator", "nn", "rnn"]
+__all__ = ["cnn", "data", "estimator", "nn", "rnn"]
 
 
 def __getattr__(name: str):
