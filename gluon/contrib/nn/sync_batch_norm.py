@@ -20,6 +20,7 @@ statistics like BatchNorm.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy
 
@@ -32,6 +33,10 @@ __all__ = ["TIMEOUT_S", "SyncBatchNorm"]
 
 #: seconds a replica waits for the other replicas' statistics before raising
 TIMEOUT_S = 60.0
+
+# each layer's rendezvous, outside the block (so blocks still copy and pickle)
+_SYNC: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SYNC_LOCK = threading.Lock()
 
 
 class _Rendezvous:
@@ -170,13 +175,14 @@ class SyncBatchNorm(_NNSyncBatchNorm):
     """
 
     def _rendezvous(self) -> tuple:
-        sync = self.__dict__.get("_sync")
-        if sync is None or sync[0].n != self._kwargs["ndev"]:
-            n = self._kwargs["ndev"]
-            what = f"SyncBatchNorm '{self.name}'"
-            sync = (_Rendezvous(n, what + " forward"), _Rendezvous(n, what + " backward"))
-            self.__dict__["_sync"] = sync
-        return sync
+        with _SYNC_LOCK:
+            sync = _SYNC.get(self)
+            if sync is None or sync[0].n != self._kwargs["ndev"]:
+                n = self._kwargs["ndev"]
+                what = f"SyncBatchNorm '{self.name}'"
+                sync = (_Rendezvous(n, what + " forward"), _Rendezvous(n, what + " backward"))
+                _SYNC[self] = sync
+            return sync
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
         k = self._kwargs

@@ -112,3 +112,13 @@ def test_replicas_run_one_after_another_in_one_thread_raise(monkeypatch):
     with autograd.record(), pytest.raises(RuntimeError, match=r"only \['cpu\(0\)'\] of "
                                                               "num_devices=2 arrived"):
         bn(nd.ones((2, 1), ctx=cpu(0)))
+
+
+def test_a_used_layer_still_deep_copies():
+    import copy
+
+    bn = SyncBatchNorm(in_channels=2, num_devices=2)
+    bn.initialize(ctx=CTXS[:2])
+    bn._rendezvous()
+    clone = copy.deepcopy(bn)
+    assert clone._rendezvous() is not bn._rendezvous()
