@@ -218,7 +218,7 @@ def to_value_shape(g, shape, dtype):
 # ------------------------------------------------------------------ x[key]
 def _getitem_vjp(c, g):
     shape, dtype = c.node.in_meta[0]
-    if not is_float(dtype):
+    if not (is_float(dtype) or numpy.dtype(dtype).kind in "iu"):  # ints too, as in MXNet
         return (None,)
     return (F._scatter_add(g, key=c.attrs["key"], shape=shape),)
 

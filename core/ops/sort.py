@@ -135,7 +135,9 @@ def _topk_infer(x, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="floa
 
 def _topk_vjp(c, g):
     a = c.attrs
-    if a["ret_typ"] not in ("value", "both") or not is_float(c.in_dtypes[0]):
+    # integer arrays get their gradient too (it only moves values), as in MXNet
+    if a["ret_typ"] not in ("value", "both") or not (is_float(c.in_dtypes[0])
+                                                      or is_integer(c.in_dtypes[0])):
         return (None,)
     if a["ret_typ"] == "both":
         g, idx = g[0], c.outputs[1]

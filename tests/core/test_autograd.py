@@ -115,6 +115,25 @@ def test_fresh_grad_marks_variables_a_backward_wrote():
     assert nd.ones((1,))._fresh_grad is False  # not a variable
 
 
+def test_integer_arrays_get_gradients_through_indexing_and_topk():
+    # MXNet differentiates operators that only move values for integer arrays too
+    a = nd.arange(0, 20, dtype="int32")
+    a.attach_grad()
+    with autograd.record():
+        b = nd.topk(a, k=3, ret_typ="value")
+    b.backward(nd.array([1, 2, 3], dtype="int32"))
+    assert a.grad.dtype == np.int32
+    assert a.grad.asnumpy()[-3:].tolist() == [3, 2, 1] and not a.grad.asnumpy()[:-3].any()
+    x = nd.array(np.arange(12).reshape(3, 4), dtype="int64")
+    x.attach_grad()
+    with autograd.record():
+        y = x[1:, ::2]
+    y.backward()
+    expect = np.zeros((3, 4), dtype=np.int64)
+    expect[1:, ::2] = 1
+    np.testing.assert_array_equal(x.grad.asnumpy(), expect)
+
+
 def test_backward_non_scalar_without_head_grads_means_sum_like_mxnet():
     x = _var([1.0, 2.0])
     with autograd.record():
