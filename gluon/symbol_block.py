@@ -34,7 +34,9 @@ from core.symbol.json_io import graph_to_json
 from core.symbol.symbol import Symbol
 
 from .block import HybridBlock
-from .parameter import ParameterDict
+from .parameter import InvalidStypeError, ParameterDict
+
+_ROW_SPARSE_ID = "1"  # MXNet's storage-type id of 'row_sparse' (the __storage_type__ attr)
 
 
 def export(block, path: str, epoch: int = 0, mxnet_compatible: bool = True) -> tuple[str, str]:
@@ -111,6 +113,10 @@ class SymbolBlock(HybridBlock):
         params: a ParameterDict holding (some of) the other variables' parameters;
             the rest are created, with deferred initialization (their shapes are
             inferred from the first input). Auxiliary states get ``grad_req='null'``.
+
+    Raises:
+        InvalidStypeError: (a ``ValueError`` and, as in MXNet, an ``AssertionError``) a
+            variable of the graph has storage type ``'row_sparse'``.
     """
 
     def __init__(self, outputs, inputs, params: ParameterDict | None = None):
@@ -139,6 +145,9 @@ class SymbolBlock(HybridBlock):
             raise ValueError(f"SymbolBlock: inputs {unknown} are not variables of the graph "
                              f"(its inputs: {outputs.list_inputs()})")
         for v in self._graph.variables():
+            if v.user_attrs.get("__storage_type__") == _ROW_SPARSE_ID:
+                raise InvalidStypeError(f"SymbolBlock doesn't support Parameter '{v.name}' "
+                                        "because its storage type is 'row_sparse'.")
             if v.name in names:
                 continue
             if v.name in given:

@@ -170,3 +170,16 @@ def test_row_sparse_pull_in_forward_with_deferred_dense_layer(ctxs):
     assert not trainer._params_to_init
     weight = net.embed_weight.row_sparse_data(nd.arange(0, 4, ctx=cpu(1))).asnumpy()
     np.testing.assert_array_equal(weight[:, 0], [-1, -1, -3, 1])
+
+
+def test_symbol_block_refuses_a_row_sparse_variable():
+    from core import sym
+    from gluon import SymbolBlock
+    data = sym.var("data")
+    out = sym.broadcast_add(sym.dot(data, sym.var("weight", stype="row_sparse")),
+                            sym.var("bias"))
+    with pytest.raises(AssertionError, match="Parameter 'weight' because its storage type is "
+                                             "'row_sparse'"):
+        SymbolBlock(out, data)
+    dense = sym.dot(data, sym.var("weight", stype="csr"))  # csr weights are accepted
+    assert "weight" in list(SymbolBlock(dense, data).collect_params().keys())
