@@ -862,7 +862,8 @@ def array(source, ctx=None, dtype=None) -> NDArray:
     """An NDArray from any array-like (MXNet's ``nd.array``).
 
     Args:
-        source: a list, scalar, NumPy array, NDArray, or anything ``numpy.asarray`` takes.
+        source: a list, scalar, NumPy array, NDArray, or anything ``numpy.asarray`` takes;
+            a sparse array or a scipy sparse matrix gives a sparse copy (``core.sparse``).
         ctx: the context (default: the current one).
         dtype: the dtype; by default an NDArray keeps its dtype, so do bfloat16 and
             float8 data, and numeric data of any other kind becomes float32 (MXNet's
@@ -873,6 +874,11 @@ def array(source, ctx=None, dtype=None) -> NDArray:
         >>> nd.array([1, 2, 3]).dtype
         dtype('float32')
     """
+    if (getattr(source, "_is_sparse", False) or type(source).__module__.startswith(
+            "scipy.sparse")):  # MXNet's nd.array: a sparse source gives a sparse array
+        from .sparse import array as _sparse_array
+
+        return _sparse_array(source, ctx=ctx, dtype=dtype)
     ctx = as_context(ctx)
     if isinstance(source, NDArray):
         src = source.asnumpy() if source._ctx.xp is not ctx.xp else source._data

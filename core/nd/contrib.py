@@ -3,6 +3,7 @@ from .. import ops as _ops  # noqa: F401
 from ..ops.namespace import namespace as _namespace
 
 globals().update(_namespace("nd", "contrib"))
+from ..sparse.ops import getnnz  # noqa: E402, F401 - MXNet's contrib.getnnz (csr arrays)
 
 
 def _float_test(name):

@@ -162,6 +162,7 @@ def nd_overrides(prefix: str = "") -> dict:
         "_square_sum": _sparse("square_sum"),
         "_internal._square_sum": _sparse("square_sum"),
         "cast_storage": _cast,
+        "take": _sparse("take"),
         "slice": _slice,
         "crop": _slice,
     }

@@ -380,6 +380,30 @@ class BaseSparseNDArray(NDArray):
         from .ops import multiply
         return multiply(self, -1.0)
 
+    def __eq__(self, o):
+        from .ops import compare
+        return compare("equal", self, o)
+
+    def __ne__(self, o):
+        from .ops import compare
+        return compare("not_equal", self, o)
+
+    def __gt__(self, o):
+        from .ops import compare
+        return compare("greater", self, o)
+
+    def __ge__(self, o):
+        from .ops import compare
+        return compare("greater_equal", self, o)
+
+    def __lt__(self, o):
+        from .ops import compare
+        return compare("less", self, o)
+
+    def __le__(self, o):
+        from .ops import compare
+        return compare("less_equal", self, o)
+
     def __abs__(self):
         from .ops import unary
         return unary("abs", self)

@@ -27,13 +27,14 @@ import numpy
 
 from .. import tape as _tape
 from ..ndarray import NDArray
+from ..ops.dispatch import MXNetError
 from ..ops.dispatch import invoke as _invoke
 from ..ops.registry import REGISTRY as _R
 from . import storage as _st
 from .arrays import BaseSparseNDArray, CSRNDArray, RowSparseNDArray
 from .unary_names import ZERO_PRESERVING
 
-__all__ = ["ARITHMETIC", "add", "add_n", "divide", "dot", "elemwise_add", "elemwise_div",
+__all__ = ["ARITHMETIC", "add", "add_n", "compare", "getnnz", "take", "divide", "dot", "elemwise_add", "elemwise_div",
            "elemwise_mul", "elemwise_sub", "multiply", "retain", "slice_rows", "square_sum",
            "subtract", "where"]
 
@@ -173,27 +174,54 @@ def _binary(name: str, lhs, rhs):
     return keep_node(dense_op(name, lhs, rhs), out)
 
 
-def add(lhs, rhs) -> NDArray:
+def add(lhs, rhs, out=None, **kwargs) -> NDArray:
     """``lhs + rhs`` with MXNet's storage rules (``row_sparse + row_sparse`` and
     ``csr + csr`` stay sparse; with a scalar or a dense array the result is dense)."""
-    return _binary("add", lhs, rhs)
+    return _write(_binary("add", lhs, rhs), out)
 
 
-def subtract(lhs, rhs) -> NDArray:
+def subtract(lhs, rhs, out=None, **kwargs) -> NDArray:
     """``lhs - rhs`` with MXNet's storage rules (as :func:`add`)."""
-    return _binary("subtract", lhs, rhs)
+    return _write(_binary("subtract", lhs, rhs), out)
 
 
-def multiply(lhs, rhs) -> NDArray:
+def multiply(lhs, rhs, out=None, **kwargs) -> NDArray:
     """``lhs * rhs`` with MXNet's storage rules: a sparse operand's storage type is kept
     with a scalar, a dense array of its shape, or (csr) a broadcast dense array."""
-    return _binary("multiply", lhs, rhs)
+    return _write(_binary("multiply", lhs, rhs), out)
 
 
-def divide(lhs, rhs) -> NDArray:
+def divide(lhs, rhs, out=None, **kwargs) -> NDArray:
     """``lhs / rhs`` with MXNet's storage rules: a sparse array divided by a scalar (or,
     csr, by a broadcast dense array) keeps its storage type; otherwise dense."""
-    return _binary("divide", lhs, rhs)
+    return _write(_binary("divide", lhs, rhs), out)
+
+
+_COMPARE = {"equal": numpy.equal, "not_equal": numpy.not_equal, "greater": numpy.greater,
+            "greater_equal": numpy.greater_equal, "less": numpy.less,
+            "less_equal": numpy.less_equal}
+
+
+def compare(name: str, lhs, rhs) -> NDArray:
+    """Comparison ``name`` (``'equal'``, ``'greater'``, ...) with MXNet's storage rule:
+    a sparse array compared with a scalar keeps its storage type when the comparison
+    is false at zero (``x == 1``), else the result is dense (``x == 0``); comparisons
+    of two arrays are dense. The result holds 1/0 in the sparse array's dtype."""
+    _same_ctx(name, lhs, rhs)
+    ls, rs = stype_of(lhs), stype_of(rhs)
+    sparse_scalar = (ls in ("row_sparse", "csr") and rs == "scalar") or (
+        rs in ("row_sparse", "csr") and ls == "scalar")
+    if sparse_scalar:
+        x, s = (lhs, rhs) if rs == "scalar" else (rhs, lhs)
+        fn = _COMPARE[name]
+        at_zero = fn(0, s) if x is lhs else fn(s, 0)
+        if not at_zero and not recorded(x):
+            xp = x._ctx.xp
+            v = getattr(xp, fn.__name__)(x._values, s) if x is lhs else \
+                getattr(xp, fn.__name__)(s, x._values)
+            return type(x)._new(x._ctx, x.shape, v.astype(x.dtype),
+                                [a.copy() for a in x._aux])
+    return dense_op(name, lhs, rhs)
 
 
 ARITHMETIC = {"add": add, "subtract": subtract, "multiply": multiply, "divide": divide}
@@ -296,7 +324,7 @@ def _csr_dot(lhs: CSRNDArray, rhs: NDArray, transpose_a: bool, ostype: str):
 
 
 # --------------------------------------------------------------------------- others
-def retain(data, indices) -> RowSparseNDArray:
+def retain(data, indices=None, **kwargs) -> RowSparseNDArray:
     """The rows of a row_sparse ``data`` whose ids are in ``indices`` (MXNet's
     ``sparse.retain``); the others become zero.
 
@@ -310,9 +338,14 @@ def retain(data, indices) -> RowSparseNDArray:
         >>> nd.sparse.retain(x, nd.array([2, 0])).indices.asnumpy().tolist()
         [0, 2]
     """
+    if kwargs:
+        raise MXNetError(f"retain: unexpected argument(s) {sorted(kwargs)}; accepted: data, "
+                         "indices")
     if not isinstance(data, RowSparseNDArray):
-        raise TypeError(f"retain: data must be a RowSparseNDArray, got "
-                        f"{stype_of(data)} storage ({type(data).__name__})")
+        raise MXNetError(f"retain: data must be a RowSparseNDArray, got "
+                         f"{stype_of(data)} storage ({type(data).__name__})")
+    if indices is None:
+        raise TypeError("retain: indices are required")
     xp = data._ctx.xp
     want = indices.asnumpy() if isinstance(indices, NDArray) else numpy.asarray(indices)
     want = xp.asarray(want.astype(numpy.int64).reshape(-1))
@@ -374,6 +407,38 @@ def square_sum(data, axis=None, keepdims: bool = False, exclude: bool = False) -
     if isinstance(data, RowSparseNDArray) and ax in (1, -1) and keepdims and data.ndim == 2:
         return keep_node(res, "row_sparse", data._aux[0])
     return res
+
+
+def take(a, indices, axis: int = 0, mode: str = "clip", out=None, **kwargs) -> NDArray:
+    """MXNet's ``take``; on a csr ``a`` along axis 0 the result is csr (the rows)."""
+    res = dense_op("take", a, indices, axis=axis, mode=mode)
+    if isinstance(a, CSRNDArray) and axis == 0:
+        res = keep_node(res, "csr")
+    return _write(res, out)
+
+
+def getnnz(data, axis=None, **kwargs) -> NDArray:
+    """MXNet's ``contrib.getnnz``: the number of stored values of a csr array (int64),
+    in all (``axis=None``, shape ``(1,)``), per column (``axis=0``) or per row (``1``).
+
+    Example:
+        >>> from core import nd
+        >>> x = nd.array([[0, 1, 2], [0, 0, 3]]).tostype('csr')
+        >>> nd.contrib.getnnz(x, axis=1).asnumpy().tolist()
+        [2, 1]
+    """
+    if not isinstance(data, CSRNDArray):
+        raise MXNetError(f"getnnz: data must be a CSRNDArray, got {stype_of(data)} storage")
+    xp = data._ctx.xp
+    if axis is None:
+        res = xp.asarray([data._values.shape[0]], dtype=numpy.int64)
+    elif axis in (1, -1):
+        res = xp.diff(data._aux[0]).astype(numpy.int64)
+    elif axis in (0, -2):
+        res = xp.bincount(data._aux[1], minlength=data.shape[1]).astype(numpy.int64)
+    else:
+        raise ValueError(f"getnnz: axis must be None, 0 or 1 for a 2-D csr array, got {axis}")
+    return NDArray._make(res, data._ctx, None)
 
 
 def slice_rows(x: CSRNDArray, begin: int, end: int) -> CSRNDArray:

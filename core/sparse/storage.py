@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import numpy
 
-__all__ = ["AUX_DTYPE", "check_csr", "check_rsp", "csr_to_dense", "dense_to_csr",
+from ..ops.dispatch import MXNetError
+
+__all__ = ["AUX_DTYPE", "SparseFormatError", "check_csr", "check_rsp", "csr_to_dense", "dense_to_csr",
            "dense_to_rsp", "rsp_to_dense"]
 
 AUX_DTYPE = numpy.dtype(numpy.int64)
@@ -70,8 +72,13 @@ def csr_to_dense(xp, shape, dtype, values, indptr, indices):
     return out
 
 
+class SparseFormatError(ValueError, MXNetError):
+    """An invalid sparse layout (``check_format``): a ValueError, and the MXNetError
+    MXNet raises."""
+
+
 def _fail(fn: str, msg: str):
-    raise ValueError(f"{fn}: {msg}")
+    raise SparseFormatError(f"{fn}: {msg}")
 
 
 def check_rsp(shape, values, indices, full_check: bool = True) -> None:

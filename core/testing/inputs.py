@@ -166,8 +166,11 @@ def get_identity_mat_batch(size: int) -> NDArray:
 
 
 def assign_each(the_input, function):
-    """``function`` applied to every element of a NumPy array (a new array)."""
-    out = np.empty_like(the_input)
+    """``function`` applied to every element of a NumPy array: a new float64 array, as
+    MXNet's (a copy when ``function`` is None)."""
+    if function is None:
+        return np.array(the_input)
+    out = np.zeros(np.shape(the_input))
     for i, v in np.ndenumerate(the_input):
         out[i] = function(v)
     return out
@@ -175,10 +178,12 @@ def assign_each(the_input, function):
 
 def assign_each2(input1, input2, function):
     """``function(a, b)`` applied to every pair of elements of two same-shape arrays."""
+    if function is None:
+        return np.array(input1)
     if np.shape(input1) != np.shape(input2):
         raise ValueError(f"assign_each2: shapes {np.shape(input1)} and {np.shape(input2)} "
                          "differ")
-    out = np.empty_like(input1)
+    out = np.zeros(np.shape(input1))
     for i, v in np.ndenumerate(input1):
         out[i] = function(v, input2[i])
     return out

@@ -159,3 +159,36 @@ def test_grad_stype_of_attach_grad():
             x.attach_grad(stype=gst)
             assert x.grad.stype == gst
         assert x.detach().stype == st
+
+
+def test_scalar_comparisons_keep_storage_when_false_at_zero():
+    a = nd.array([[0, 1], [2, 0]]).tostype("csr")
+    z = a == 1
+    assert z.stype == "csr" and z.asnumpy().tolist() == [[0, 1], [0, 0]]
+    assert (1 == a).stype == "csr" and (a > 0).stype == "csr"
+    assert (a == 0).stype == "default" and (a <= 1).stype == "default"
+    np.testing.assert_array_equal((a < 2).asnumpy(), [[1, 1], [0, 1]])
+    assert (a == a).stype == "default"
+
+
+def test_take_getnnz_out_and_nd_array_of_sparse(rng):
+    x = _dense(rng, (5, 4))
+    a = nd.array(x).tostype("csr")
+    t = nd.take(a, nd.array([4, 0, 4]))
+    assert t.stype == "csr"
+    np.testing.assert_array_equal(t.asnumpy(), x[[4, 0, 4]])
+    s = spsp.csr_matrix(x)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(nd.contrib.getnnz(a, axis=axis).asnumpy(),
+                                      np.atleast_1d(s.getnnz(axis=axis)))
+    out = nd.zeros((5, 4), stype="csr")
+    nd.broadcast_add(nd.ones((5, 4)), nd.ones((5, 4)), out=out)
+    assert out.stype == "csr" and (out.asnumpy() == 2).all()
+    b = nd.array(s)
+    assert b.stype == "csr" and nd.array(a).stype == "csr"
+    from core.ops.dispatch import MXNetError
+
+    with pytest.raises(MXNetError, match="unexpected argument"):
+        nd.sparse.retain(nd.ones((2, 2)).tostype("row_sparse"), [0], invalid_arg=1)
+    with pytest.raises(MXNetError, match="RowSparseNDArray"):
+        nd.sparse.retain(nd.ones((2, 2)), [0])
