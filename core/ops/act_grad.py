@@ -16,6 +16,7 @@ up for other reasons (:func:`kernels_apply`).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy
@@ -23,6 +24,7 @@ import numpy
 from .. import cpu_kernels
 from ..cpu_kernels import prange
 from ..dtypes import is_float
+from ..ndarray import NDArray
 from .abstract import is_tracing
 from .infer import fmt
 from .registry import Aval, F, defop
@@ -50,9 +52,10 @@ def kernels_apply(*arrays) -> bool:
 # --------------------------------------------------------------------------- kernels
 @cpu_kernels.kernel(parallel=True)
 def _relu_grad(g, y, zero, one, out):
-    """out[i] = g[i] * (y[i] > 0)."""
+    """out[i] = g[i] * (y[i] > 0), NaN where y[i] is NaN (MXNet's relu_grad)."""
     for i in prange(g.size):
-        out[i] = g[i] * (one if y[i] > zero else zero)
+        v = y[i]
+        out[i] = g[i] * (one if v > zero else (v if math.isnan(v) else zero))
 
 
 @cpu_kernels.kernel(parallel=True)
@@ -125,8 +128,17 @@ def _act_grad(xp, g, y, act_type="relu"):
     return FORMULAS[act_type](g, y)
 
 
+def _relu_d(y):
+    """relu's derivative from its output: 1 where y > 0, NaN where y is NaN (MXNet's
+    relu_grad propagates NaN), else 0; in y's dtype, on raw arrays or NDArrays."""
+    if isinstance(y, NDArray):
+        return F.where(y > 0, F.ones_like(y), F.where(F.isnan(y), y, F.zeros_like(y)))
+    xp = y.__array_namespace__() if hasattr(y, "__array_namespace__") else numpy
+    return xp.where(y > 0, y.dtype.type(1), xp.where(xp.isnan(y), y, y.dtype.type(0)))
+
+
 FORMULAS: dict[str, Callable] = {
-    "relu": lambda g, y: g * (y > 0),
+    "relu": lambda g, y: g * _relu_d(y),
     "sigmoid": lambda g, y: g * y * (1 - y),
     "tanh": lambda g, y: g * (1 - y * y),
 }

@@ -237,3 +237,22 @@ def test_gluon_activation_hooks_disable_the_fusion(monkeypatch):
                         raising=False)
     layer(nd.ones((2, 3)))
     assert seen == [(2, 4)] and not calls
+
+
+def test_relu_gradient_propagates_nan_as_mxnet():
+    # MXNet's relu_grad: NaN where the input is NaN (its test_ndarray_nan_comparison)
+    from core import autograd, nd
+    from core.ops import act_grad
+
+    x = nd.array([np.nan, 1.0, -1.0, np.inf, 0.0])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.relu(x)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 1.0, 0.0, 1.0, 0.0])
+    g = np.ones(5, np.float32)
+    yv = np.array([np.nan, 1.0, 0.0, -0.0, np.inf], np.float32)
+    out = np.empty(5, np.float32)
+    act_grad._relu_grad(g, yv, np.float32(0), np.float32(1), out)  # the compiled kernel
+    np.testing.assert_array_equal(out, act_grad.FORMULAS["relu"](g, yv))  # and its twin
+    np.testing.assert_array_equal(out, [np.nan, 1.0, 0.0, 0.0, 1.0])
