@@ -1,10 +1,11 @@
 """Storage-type operators and the storage dispatch of ``core.nd``'s functions.
 
-Two registry operators, dense in graphs (a Symbol's values are dense here):
+Three registry operators, dense in graphs (a Symbol's values are dense here):
 
 - ``cast_storage(x, stype)``: the identity on values (MXNet's ``cast_storage``); on
   NDArrays ``core.nd.cast_storage`` returns the array in storage ``stype``;
-- ``_square_sum(x, axis, keepdims)``: ``sum(x ** 2, axis)`` (MXNet's ``_square_sum``).
+- ``_square_sum(x, axis, keepdims)``: ``sum(x ** 2, axis)`` (MXNet's ``_square_sum``);
+- ``_sparse_retain(data, indices)``: the rows ``indices`` of ``data``, others zero.
 
 :func:`nd_overrides` gives ``core.nd`` (and ``core.nd._internal``) the functions MXNet
 computes on sparse storage (``dot``, ``elemwise_add``, ``add_n``, ``abs``, ...): with no
@@ -64,6 +65,36 @@ def _square_sum_fwd(xp, x, axis=None, keepdims=False, exclude=False):
     out = xp.sum(x * x, axis=axes, keepdims=keepdims)
     return xp.asarray(out, dtype=x.dtype) if not isinstance(out, numpy.ndarray) \
         and xp is numpy else out.astype(x.dtype, copy=False)
+
+
+def _retain_infer(data, indices):
+    if data.ndim < 1 or indices.ndim != 1:
+        raise ValueError(f"_sparse_retain: data needs at least 1 axis and indices 1 axis "
+                         f"(data, indices: {fmt([data, indices])})")
+    return Aval(data.shape, data.dtype)
+
+
+def _retain_mask(xp, data, indices):
+    mask = xp.zeros((data.shape[0],) + (1,) * (data.ndim - 1), data.dtype)
+    idx = indices.astype(numpy.int64).reshape(-1)
+    if idx.shape[0] and (int(idx.min()) < 0 or int(idx.max()) >= data.shape[0]):
+        raise ValueError(f"_sparse_retain: row ids must lie in [0, {data.shape[0]}), got "
+                         f"{int(idx.min())}..{int(idx.max())}")
+    mask[idx] = 1
+    return mask
+
+
+def _retain_vjp(c, g):
+    data, indices = c.inputs
+    return (F.multiply(g, F._sparse_retain(F.ones_like(data), indices)), None)
+
+
+@defop("_sparse_retain", infer=_retain_infer, vjp=_retain_vjp, save="inputs",
+       inputs=("data", "indices"), nd=("_sparse_retain", "sparse_retain"))
+def _sparse_retain_fwd(xp, data, indices):
+    """The rows ``indices`` of ``data``; the other rows zero (MXNet's ``_sparse_retain``;
+    on a RowSparseNDArray ``core.nd`` returns a row_sparse result)."""
+    return data * _retain_mask(xp, data, indices)
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -138,17 +169,21 @@ def _cast(data, stype="default", out=None, **kwargs):
     return res
 
 
-def _slice(data, begin=(), end=(), step=(), **kwargs):
+def _slice(data, begin=(), end=(), step=(), out=None, **kwargs):
     from ..sparse.arrays import CSRNDArray
-    from ..sparse.ops import dense_op, slice_rows
+    from ..sparse.ops import _write, dense_op, slice_rows
 
-    if isinstance(data, CSRNDArray) and not any(s not in (None, 1) for s in (step or ())):
-        b = begin[0] if begin and begin[0] is not None else 0
-        e = end[0] if end and end[0] is not None else data.shape[0]
-        if len(begin) <= 1 or (begin[1] in (None, 0) and end[1] in (None, data.shape[1])):
-            n = data.shape[0]
-            return slice_rows(data, b + n if b < 0 else b, e + n if e < 0 else e)
-    return dense_op("slice", data, begin=begin, end=end, step=step)
+    as_tuple = (lambda v: tuple(v) if isinstance(v, (list, tuple)) else (v,))
+    b, e, st = as_tuple(begin), as_tuple(end), as_tuple(step) if step != () else ()
+    if isinstance(data, CSRNDArray) and all(s in (None, 1) for s in st):
+        n, m = data.shape
+        whole_cols = len(b) < 2 or (b[1] in (None, 0) and (len(e) < 2 or e[1] in (None, m)))
+        if whole_cols:
+            lo = 0 if not b or b[0] is None else int(b[0])
+            hi = n if not e or e[0] is None else int(e[0])
+            res = slice_rows(data, lo + n if lo < 0 else lo, hi + n if hi < 0 else hi)
+            return _write(res, out)
+    return _write(dense_op("slice", data, begin=b, end=e, step=st), out)
 
 
 def nd_overrides(prefix: str = "") -> dict:
@@ -174,6 +209,8 @@ def nd_overrides(prefix: str = "") -> dict:
         "_square_sum": _sparse("square_sum"),
         "_internal._square_sum": _sparse("square_sum"),
         "cast_storage": _cast,
+        "_sparse_retain": _sparse("retain"),
+        "sparse_retain": _sparse("retain"),
         "take": _sparse("take"),
         "slice": _slice,
         "crop": _slice,

@@ -12,3 +12,5 @@ from .. import symbol as _symbol
 from . import _internal  # noqa: F401 - sym.sparse._internal, as in MXNet
 
 globals().update(_symbol.operator_functions())
+
+retain = _symbol.operator_functions()["_sparse_retain"]  # MXNet's sym.sparse.retain

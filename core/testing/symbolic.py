@@ -15,7 +15,6 @@ from ..context import as_context
 from ..ndarray import NDArray
 from .compare import _waitall, asnumpy, assert_almost_equal
 from .gradient import check_function_gradient
-from .inputs import _dense_only
 from .tolerance import default_context, default_numeric_eps, get_tolerance
 
 __all__ = [
@@ -172,7 +171,8 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
         grad_nodes: names to check (list), or a dict name -> grad_req; default all.
         use_forward_train: the finite differences run forward with ``is_train=True``.
         ctx: the context (default: :func:`default_context`).
-        grad_stype_dict: storage types of the gradients (dense only).
+        grad_stype_dict: storage types of the gradients (their values are checked,
+            which are the dense ones).
         dtype: the dtype of the arrays (float16/32/64).
 
     Raises:
@@ -194,9 +194,12 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
         return check_function_gradient(sym, location, **extra)
     if kwargs:
         raise TypeError(f"check_numeric_gradient: unexpected arguments {sorted(kwargs)}")
-    if grad_stype_dict:
+    if grad_stype_dict:  # the values of sparse gradients are the dense ones: checked so
+        from ..sparse import STYPES
+
         for v in grad_stype_dict.values():
-            _dense_only("check_numeric_gradient", v)
+            if v not in STYPES:
+                raise ValueError(f"check_numeric_gradient: unknown grad stype {v!r}")
     if dtype not in (np.float16, np.float32, np.float64):
         raise ValueError(f"check_numeric_gradient: dtype must be float16/32/64, got {dtype}")
     ctx = as_context(ctx) if ctx is not None else default_context()
@@ -319,23 +322,22 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         aux_states: auxiliary-state values.
         grad_req: ``'write'``, ``'add'``, ``'null'``, a list or dict per argument.
         ctx: the context.
-        grad_stypes: gradient storage types (dense only).
+        grad_stypes: gradient storage types: the gradient arrays are made in them
+            (``core.sparse``) and keep them.
         equal_nan: NaN equals NaN.
         dtype: the arrays' dtype, or ``"asnumpy"``.
 
     Returns:
-        ``{argument name: NumPy gradient}`` as the executor computed them.
+        ``{argument name: gradient NDArray}`` (MXNet's ``args_grad_data``), as the
+        executor computed them.
 
     Example:
         >>> from core import sym as S
         >>> x = S.var("x")
         >>> g = check_symbolic_backward(x * 3, [np.ones(2)], [np.ones(2)], [np.full(2, 3.0)])
-        >>> g["x"].tolist()
+        >>> g["x"].asnumpy().tolist()
         [3.0, 3.0]
     """
-    if grad_stypes:
-        for v in grad_stypes.values():
-            _dense_only("check_symbolic_backward", v)
     ctx = as_context(ctx) if ctx is not None else default_context()
     location = _parse_location(sym, location, ctx, dtype)
     aux = _parse_aux_states(sym, aux_states, ctx, dtype)
@@ -345,6 +347,13 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     grads_np = {k: np.random.normal(size=v.shape) for k, v in location.items()}
     args_grad = {k: _nd(v, ctx, dtype if dtype != "asnumpy" else location[k].dtype)
                  for k, v in grads_np.items()}
+    for k, st in (grad_stypes or {}).items():  # sparse gradient arrays start at zero (MXNet)
+        if st not in (None, "default") and k in args_grad:
+            from ..sparse import zeros as _sparse_zeros
+
+            args_grad[k] = _sparse_zeros(st, args_grad[k].shape, ctx=ctx,
+                                         dtype=args_grad[k].dtype)
+            grads_np[k] = np.zeros(args_grad[k].shape)
     if isinstance(grad_req, str):
         grad_req = {k: grad_req for k in names}
     elif isinstance(grad_req, (list, tuple)):
@@ -372,7 +381,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
                                 rtol, atol, labels, equal_nan=equal_nan)
         else:
             raise ValueError(f"check_symbolic_backward: invalid grad_req {req!r} for {name!r}")
-    return got
+    return {k: v for k, v in exe.grad_dict.items()}
 
 
 def check_speed(sym, location=None, ctx=None, N: int = 20, grad_req=None, typ: str = "whole",

@@ -20,7 +20,22 @@ def _cast_samples(rng, d):
     return [Sample(rand(rng, (3, 4), d), stype="default")]
 
 
+def _retain_samples(rng, d):
+    x = rand(rng, (5, 3), d)
+    return [Sample(x, np.array([3, 0], np.float32), diff=[0]),
+            Sample(x, np.array([4], np.float32), diff=[0])]
+
+
+def _retain_ref(x, idx):
+    out = np.zeros_like(x)
+    rows = idx.astype(np.int64)
+    out[rows] = x[rows]
+    return out
+
+
 SPECS = [
+    OpSpec("_sparse_retain", lambda x, i: nd._sparse_retain(x, i), _retain_ref,
+           _retain_samples),
     OpSpec("_square_sum", lambda x, **k: nd._internal._square_sum(x, **k)
            if hasattr(nd._internal, "_square_sum") else nd._square_sum(x, **k),
            _square_sum_ref, _square_sum_samples, rtol=1e-4),
