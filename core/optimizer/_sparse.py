@@ -38,7 +38,7 @@ def stype(a) -> str:
 
 def is_sparse(a) -> bool:
     """Whether ``a`` is a sparse (``row_sparse`` or ``csr``) array."""
-    return stype(a) != "default"
+    return getattr(a, "_is_sparse", False)
 
 
 def dense(a: NDArray) -> NDArray:
