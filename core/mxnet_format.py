@@ -68,8 +68,20 @@ import numpy
 
 from .dtypes import bfloat16
 
-__all__ = ["FormatError", "MAGIC_BYTES", "SparseArray", "TYPE_FLAGS", "WRITABLE",
-           "check_dtype", "dumps", "dumps_array", "is_mxnet", "loads", "loads_array", "write"]
+__all__ = [
+    "MAGIC_BYTES",
+    "TYPE_FLAGS",
+    "WRITABLE",
+    "FormatError",
+    "SparseArray",
+    "check_dtype",
+    "dumps",
+    "dumps_array",
+    "is_mxnet",
+    "loads",
+    "loads_array",
+    "write",
+]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8

@@ -17,11 +17,32 @@ Example:
 """
 from __future__ import annotations
 
-from ..sparse import (BaseSparseNDArray, CSRNDArray, NotSupportedForSparseNDArray,
-                      RowSparseNDArray, add, add_n, array, cast_storage, csr_matrix, divide,
-                      dot, elemwise_add, elemwise_div, elemwise_mul, elemwise_sub, empty,
-                      multiply, retain, row_sparse_array, square_sum, subtract, where, zeros,
-                      zeros_like)
+from ..sparse import (
+    BaseSparseNDArray,
+    CSRNDArray,
+    NotSupportedForSparseNDArray,
+    RowSparseNDArray,
+    add,
+    add_n,
+    array,
+    cast_storage,
+    csr_matrix,
+    divide,
+    dot,
+    elemwise_add,
+    elemwise_div,
+    elemwise_mul,
+    elemwise_sub,
+    empty,
+    multiply,
+    retain,
+    row_sparse_array,
+    square_sum,
+    subtract,
+    where,
+    zeros,
+    zeros_like,
+)
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "NotSupportedForSparseNDArray",
            "RowSparseNDArray", "add", "add_n", "array", "cast_storage", "csr_matrix",

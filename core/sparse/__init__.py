@@ -17,12 +17,32 @@ Example:
     [[1.0], [2.0]]
 """
 from ..ndarray import _METHODS
-from .arrays import (STYPES, BaseSparseNDArray, CSRNDArray, NotSupportedForSparseNDArray,
-                     RowSparseNDArray)
+from .arrays import (
+    STYPES,
+    BaseSparseNDArray,
+    CSRNDArray,
+    NotSupportedForSparseNDArray,
+    RowSparseNDArray,
+)
 from .create import array, cast_storage, csr_matrix, empty, row_sparse_array, zeros
-from .ops import (add, add_n, divide, dot, elemwise_add, elemwise_div, elemwise_mul,
-                  elemwise_sub, multiply, retain, slice_rows, square_sum, subtract, unary,
-                  where, zeros_like)
+from .ops import (
+    add,
+    add_n,
+    divide,
+    dot,
+    elemwise_add,
+    elemwise_div,
+    elemwise_mul,
+    elemwise_sub,
+    multiply,
+    retain,
+    slice_rows,
+    square_sum,
+    subtract,
+    unary,
+    where,
+    zeros_like,
+)
 from .unary_names import ZERO_PRESERVING
 
 __all__ = ["STYPES", "BaseSparseNDArray", "CSRNDArray", "NotSupportedForSparseNDArray",

@@ -31,8 +31,13 @@ from ..ndarray import NDArray
 from ..ops.dispatch import MXNetError
 from . import storage as _st
 
-__all__ = ["BaseSparseNDArray", "CSRNDArray", "NotSupportedForSparseNDArray",
-           "RowSparseNDArray", "STYPES"]
+__all__ = [
+    "STYPES",
+    "BaseSparseNDArray",
+    "CSRNDArray",
+    "NotSupportedForSparseNDArray",
+    "RowSparseNDArray",
+]
 
 STYPES = ("default", "row_sparse", "csr")
 
@@ -485,7 +490,7 @@ class RowSparseNDArray(BaseSparseNDArray):
         if isinstance(key, slice) and key == slice(None):
             return self
         if isinstance(key, tuple):
-            raise ValueError("Multi-dimension indexing is not supported")
+            raise ValueError("Multi-dimension indexing is not supported")  # noqa: TRY004
         raise TypeError(f"RowSparseNDArray only supports [:] for __getitem__, got {key!r}")
 
     def retain(self, indices) -> RowSparseNDArray:
@@ -565,7 +570,7 @@ class CSRNDArray(BaseSparseNDArray):
             begin, end, _ = key.indices(self._sshape[0])
             return slice_rows(self, begin, max(begin, end))
         if isinstance(key, tuple):
-            raise ValueError("Multi-dimension indexing is not supported")
+            raise ValueError("Multi-dimension indexing is not supported")  # noqa: TRY004
         raise ValueError(f"Undefined behaviour for {key!r}")
 
     def asscipy(self):

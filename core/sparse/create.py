@@ -206,7 +206,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None) -> CSRNDArray:
         _check_shape(fn, arg1.shape, shape)
         return array(arg1, ctx=ctx, dtype=dtype)
     if isinstance(arg1, RowSparseNDArray):
-        raise ValueError(f"{fn}: unexpected input type: RowSparseNDArray")
+        raise ValueError(f"{fn}: unexpected input type: RowSparseNDArray")  # noqa: TRY004
     return _from_dense(fn, arg1, "csr", shape, ctx, dtype)
 
 
@@ -262,7 +262,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None) -> RowSparseNDArray
         _check_shape(fn, arg1.shape, shape)
         return array(arg1, ctx=ctx, dtype=dtype)
     if isinstance(arg1, CSRNDArray):
-        raise ValueError(f"{fn}: unexpected input type: CSRNDArray")
+        raise ValueError(f"{fn}: unexpected input type: CSRNDArray")  # noqa: TRY004 - MXNet's ValueError
     return _from_dense(fn, arg1, "row_sparse", shape, ctx, dtype)
 
 
@@ -279,12 +279,12 @@ def array(source_array, ctx=None, dtype=None) -> BaseSparseNDArray:
             res = res.as_in_context(as_context(ctx))
         return res
     if isinstance(source_array, NDArray):
-        raise ValueError("sparse.array: use `tostype` to create a RowSparseNDArray or "
+        raise ValueError("sparse.array: use `tostype` to create a RowSparseNDArray or "  # noqa: TRY004
                          "CSRNDArray from an NDArray")
     if _is_scipy(source_array):
         return _from_scipy(source_array, ctx, dtype)
     if isinstance(source_array, (numpy.ndarray, numpy.generic)):
-        raise ValueError("sparse.array: use nd.array to create an NDArray from a "
+        raise ValueError("sparse.array: use nd.array to create an NDArray from a "  # noqa: TRY004
                          f"{type(source_array).__name__}")
     raise ValueError(f"sparse.array: unexpected source_array type "
                      f"{type(source_array).__name__}")

@@ -34,9 +34,26 @@ from . import storage as _st
 from .arrays import BaseSparseNDArray, CSRNDArray, RowSparseNDArray
 from .unary_names import ZERO_PRESERVING
 
-__all__ = ["ARITHMETIC", "add", "add_n", "compare", "getnnz", "take", "divide", "dot", "elemwise_add", "elemwise_div",
-           "elemwise_mul", "elemwise_sub", "multiply", "retain", "slice_rows", "square_sum",
-           "subtract", "where"]
+__all__ = [
+    "ARITHMETIC",
+    "add",
+    "add_n",
+    "compare",
+    "divide",
+    "dot",
+    "elemwise_add",
+    "elemwise_div",
+    "elemwise_mul",
+    "elemwise_sub",
+    "getnnz",
+    "multiply",
+    "retain",
+    "slice_rows",
+    "square_sum",
+    "subtract",
+    "take",
+    "where",
+]
 
 
 # --------------------------------------------------------------------------- helpers
