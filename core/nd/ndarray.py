@@ -2,9 +2,10 @@
 MXNet 1.x code imports from it (storage-type codes, the gradient-request codes,
 ``py_slice``) plus the creation functions of ``core.nd``.
 
-kbackend has dense storage only; the storage-type table still lists MXNet's codes, since
-code reads them (``_STORAGE_TYPE_STR_TO_ID['row_sparse']``) and MXNet writes them into
-variables' ``__storage_type__`` attributes.
+The storage-type table lists MXNet's codes: code reads them
+(``_STORAGE_TYPE_STR_TO_ID['row_sparse']``) and ``sym.var(stype=...)`` writes them into
+variables' ``__storage_type__`` attributes; the sparse arrays are ``core.sparse``'s
+(``mxnet.ndarray.sparse``).
 
 Example:
     >>> from core.nd import ndarray
