@@ -1,11 +1,14 @@
 """gluon.Parameter with sparse storage and gluon.Trainer with sparse weights and gradients:
 MXNet 1.9.1's row_sparse_data through the kvstore, its kvstore choice, lazy updates."""
+import json
+
 import numpy as np
 import pytest
 
 import gluon
 from core import autograd, cpu, nd
 from gluon import Parameter, ParameterDict, Trainer, nn
+from tests.mxnet_ref import requires_mxnet, run_mxnet
 
 CTX2 = [cpu(0), cpu(1)]
 
@@ -183,3 +186,20 @@ def test_symbol_block_refuses_a_row_sparse_variable():
         SymbolBlock(out, data)
     dense = sym.dot(data, sym.var("weight", stype="csr"))  # csr weights are accepted
     assert "weight" in list(SymbolBlock(dense, data).collect_params().keys())
+
+
+@requires_mxnet
+def test_real_mxnet_loads_a_saved_row_sparse_parameter(tmp_path):
+    params = ParameterDict("net_")
+    params.get("w", shape=(5, 2), stype="row_sparse")
+    params.initialize(ctx=cpu(0))
+    Trainer(params, "sgd")
+    want = params.get("w").row_sparse_data(nd.arange(0, 5)).asnumpy()
+    path = str(tmp_path / "p.params")
+    params.save(path)
+    out = run_mxnet("import json, mxnet as mx\n"
+                    f"d = mx.nd.load({path!r})['net_w']\n"
+                    "print(json.dumps([d.stype, d.asnumpy().tolist()]))\n")
+    stype, values = json.loads(out.strip().splitlines()[-1])
+    assert stype == "row_sparse"
+    np.testing.assert_allclose(values, want, rtol=1e-7)
