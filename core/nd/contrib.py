@@ -26,3 +26,15 @@ def _float_test(name):
 isinf = _float_test("isinf")
 isfinite = _float_test("isfinite")
 isnan = _float_test("isnan")
+
+
+def SparseEmbedding(data=None, weight=None, input_dim=None, output_dim=None,  # noqa: N802
+                    dtype="float32", deterministic=False, out=None, **kwargs):
+    """MXNet's ``nd.contrib.SparseEmbedding``: ``Embedding`` whose weight gradient is
+    row_sparse (``sparse_grad=True``; a weight that called ``attach_grad()`` as
+    row_sparse receives it so); a row_sparse ``weight`` is read densely."""
+    from . import Embedding
+
+    del deterministic
+    return Embedding(data, weight, input_dim=input_dim, output_dim=output_dim, dtype=dtype,
+                     sparse_grad=True, out=out, **kwargs)

@@ -192,3 +192,19 @@ def test_take_getnnz_out_and_nd_array_of_sparse(rng):
         nd.sparse.retain(nd.ones((2, 2)).tostype("row_sparse"), [0], invalid_arg=1)
     with pytest.raises(MXNetError, match="RowSparseNDArray"):
         nd.sparse.retain(nd.ones((2, 2)), [0])
+
+
+def test_sparse_embedding_gradient_is_row_sparse():
+    from core import sym
+
+    w = nd.array(np.arange(40, dtype=np.float32).reshape(10, 4)).tostype("row_sparse")
+    w.attach_grad()
+    with autograd.record():
+        y = nd.contrib.SparseEmbedding(nd.array([1, 3, 1]), w, input_dim=10, output_dim=4)
+    y.backward()
+    np.testing.assert_array_equal(y.asnumpy(), w.asnumpy()[[1, 3, 1]])
+    assert w.grad.stype == "row_sparse" and w.grad.indices.asnumpy().tolist() == [1, 3]
+    np.testing.assert_array_equal(w.grad.asnumpy()[1], [2, 2, 2, 2])
+    e = sym.contrib.SparseEmbedding(sym.var("d"), sym.var("w", stype="row_sparse"),
+                                    input_dim=10, output_dim=4, name="embed")
+    assert e.infer_shape(d=(2, 3))[1] == [(2, 3, 4)]
