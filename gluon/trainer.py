@@ -188,11 +188,22 @@ class Trainer:
         holds the weights (``update_on_kvstore``); the optimizer states the store kept
         are dropped with it, as in MXNet.
 
+        The store holds the only current value of a ``row_sparse`` weight (its
+        replicas hold the rows last pulled): it is pulled in full into the replicas
+        first, so that the new store starts from it.
+
         Raises:
             RuntimeError: the store is distributed.
         """
-        if self._kvstore is not None and "dist" in self._kvstore.type:
+        kv = self._kvstore
+        if kv is not None and "dist" in kv.type:
             raise RuntimeError("Cannot reset distributed KVStore.")
+        if kv is not None and self._update_on_kvstore:
+            for p in self._params:
+                if p._stype != "default" and p._data is not None and \
+                        p not in self._params_to_init:
+                    idx = self._param2idx[id(p)]
+                    kv.pull(idx, out=p._list_data(), priority=-idx, ignore_sparse=False)
         self._kv_initialized = False
         self._kvstore = None
         self._distributed = None

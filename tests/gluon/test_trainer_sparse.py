@@ -203,3 +203,22 @@ def test_real_mxnet_loads_a_saved_row_sparse_parameter(tmp_path):
     stype, values = json.loads(out.strip().splitlines()[-1])
     assert stype == "row_sparse"
     np.testing.assert_allclose(values, want, rtol=1e-7)
+
+
+def test_reset_kvstore_keeps_the_trained_row_sparse_weight():
+    w = _rsp_param("w", shape=(3, 2), init="ones")
+    b = Parameter("b", shape=(2,), init="zeros")
+    b.initialize()
+    trainer = Trainer([w, b], "sgd", {"learning_rate": 1.0})
+    rows = nd.array([1])
+    with autograd.record():
+        emb = nd.Embedding(rows, w.row_sparse_data(rows), input_dim=3, output_dim=2,
+                           sparse_grad=True)
+        ((emb + b.data()).sum()).backward()
+    trainer.step(1)
+    trained = w.row_sparse_data(nd.arange(0, 3)).asnumpy()
+    np.testing.assert_array_equal(trained[:, 0], [1, 0, 1])
+    w.row_sparse_data(nd.array([0]))  # the replica now holds row 0 only
+    b.set_data(nd.array([5.0, 5.0]))  # drops the store (MXNet's _reset_kvstore)
+    assert trainer._kvstore is None
+    np.testing.assert_array_equal(w.row_sparse_data(nd.arange(0, 3)).asnumpy(), trained)
