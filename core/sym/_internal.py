@@ -10,3 +10,18 @@ Example:
 from ..symbol.compose import namespace as _namespace
 
 globals().update(_namespace("_internal"))
+
+# MXNet's elementwise binary operators under their internal names (``_maximum``, ...)
+_ALIASES = {"_maximum": "maximum", "_minimum": "minimum", "_hypot": "hypot",
+            "_power": "power", "_plus": "elemwise_add", "_minus": "elemwise_sub",
+            "_mul": "elemwise_mul", "_div": "elemwise_div"}
+
+
+def _aliases() -> dict:
+    from ..symbol import operator_functions
+
+    fns = operator_functions()
+    return {k: fns[v] for k, v in _ALIASES.items() if v in fns and k not in globals()}
+
+
+globals().update(_aliases())

@@ -437,6 +437,7 @@ class Executor:
         self._last_train = False
         self.outputs: list[NDArray] = []
         self._output_names = output_names(graph)
+        self._out_stypes = _output_stypes(self._graph, self.arg_dict)
         # MXNet reads its graph-rewrite switches when it binds (get_optimized_symbol)
         self._eliminate_common_expr = _executor_info.eliminate_common_expr()
         _executor_info.check_gradients(self)
@@ -491,6 +492,10 @@ class Executor:
             prog.run(env, 0, prog.n_fwd)
         n_out = len(self._graph.outputs)
         self.outputs = [NDArray._make(prog.output(env, k), self.ctx, None) for k in range(n_out)]
+        if self._out_stypes is not None:  # sparse inputs: MXNet's output storage types
+            from ..sparse.ops import keep_node
+
+            self.outputs = [keep_node(o, st) for o, st in zip(self.outputs, self._out_stypes)]
         for name, s in prog.update_slots.items():
             dst = self.aux_dict[name]
             if env[s] is not dst._data:
@@ -573,3 +578,15 @@ def _as_dict(what: str, values, names: list[str], required: bool) -> dict:
             raise TypeError(f"Executor: {what}[{k!r}] must be an NDArray, got "
                             f"{type(v).__name__}")
     return {k: v for k, v in d.items() if v is not None}
+
+
+def _output_stypes(graph, arg_dict) -> list | None:
+    """The outputs' storage types when an argument is sparse (``core.sparse``), else
+    None (every output dense, nothing to do)."""
+    stypes = {n: a.stype for n, a in arg_dict.items() if a._is_sparse}
+    if not stypes:
+        return None
+    from ..sparse.graph_storage import output_stypes
+
+    out = output_stypes(graph, stypes)
+    return out if any(s != "default" for s in out) else None

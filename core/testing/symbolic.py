@@ -34,6 +34,8 @@ def _is_symbol(x) -> bool:
 
 
 def _nd(values, ctx, dtype) -> NDArray:
+    if getattr(values, "_is_sparse", False):  # MXNet passes NDArrays through: sparse
+        return values.as_in_context(ctx)      # inputs stay sparse (core.sparse)
     arr = asnumpy(values)
     if dtype != "asnumpy" and dtype is not None:
         arr = arr.astype(dtype)

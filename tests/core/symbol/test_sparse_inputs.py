@@ -46,3 +46,20 @@ def test_module_creates_sparse_parameters():
         m.backward()
         m.update()
     assert np.isfinite(m.get_params()[0]["v"].asnumpy()).all()
+
+
+def test_executor_outputs_take_mxnets_storage_types():
+    from core.sparse.graph_storage import output_stypes
+
+    w, x = sym.var("w"), sym.var("x")
+    net = sym.Group([sym.elemwise_add(w, w), sym.dot(x, w), sym.abs(w) * 2, w + 1,
+                     sym.dot(x, w, transpose_a=True)])
+    got = output_stypes(net.graph, {"w": "row_sparse", "x": "csr"})
+    assert got == ["row_sparse", "default", "row_sparse", "default", "row_sparse"]
+    a = nd.array([[0, 1], [0, 0], [2, 3]]).tostype("row_sparse")
+    ex = sym.elemwise_add(w, w).bind(None, {"w": a})
+    out = ex.forward()[0]
+    assert out.stype == "row_sparse"
+    np.testing.assert_array_equal(out.asnumpy(), 2 * a.asnumpy())
+    dense = sym.elemwise_add(w, w).bind(None, {"w": nd.ones((2, 2))}).forward()[0]
+    assert dense.stype == "default"
