@@ -435,9 +435,9 @@ class Executor:
         self._env = None
         self._prog = None
         self._last_train = False
-        self.outputs: list[NDArray] = []
         self._output_names = output_names(graph)
         self._out_stypes = _output_stypes(self._graph, self.arg_dict)
+        self.outputs: list[NDArray] = _bound_outputs(self._graph, self.ctx, self._out_stypes)
         # MXNet reads its graph-rewrite switches when it binds (get_optimized_symbol)
         self._eliminate_common_expr = _executor_info.eliminate_common_expr()
         _executor_info.check_gradients(self)
@@ -590,3 +590,22 @@ def _output_stypes(graph, arg_dict) -> list | None:
 
     out = output_stypes(graph, stypes)
     return out if any(s != "default" for s in out) else None
+
+
+def _bound_outputs(graph, ctx, stypes) -> list:
+    """Zero outputs of the inferred shapes, as MXNet's executor holds from bind on (the
+    first ``forward`` replaces them); none when a shape is unknown."""
+    from ..sparse.create import zeros
+
+    avals = []
+    for e in graph.outputs:
+        a = e.node.avals[e.index] if e.node.avals else None
+        if a is None or None in tuple(a.shape):
+            return []
+        avals.append(a)
+    stypes = stypes or ["default"] * len(avals)
+    try:
+        return [zeros(st if (st != "csr" or len(a.shape) == 2) else "default", a.shape,
+                      ctx=ctx, dtype=a.dtype) for a, st in zip(avals, stypes)]
+    except (TypeError, ValueError):
+        return []

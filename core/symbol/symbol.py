@@ -448,10 +448,12 @@ class Symbol:
             raise ValueError(f"simple_bind: cannot infer the shapes of {', '.join(bad)}; "
                              "give more input shapes")
 
-        def alloc(e):
-            return nd.zeros(r.shape(e), ctx=ctx, dtype=r.dtype(e) or numpy.float32)
+        def alloc(e, stype=None):
+            return nd.zeros(r.shape(e), ctx=ctx, dtype=r.dtype(e) or numpy.float32,
+                            stype=stype)
 
-        args = {n: alloc(e) for n, e in zip(arg_names, a)}
+        stypes = dict(stype_dict or {})  # MXNet's storage types of the arguments
+        args = {n: alloc(e, stypes.get(n)) for n, e in zip(arg_names, a)}
         reqs = grad_req if isinstance(grad_req, dict) else \
             dict(zip(arg_names, grad_req)) if isinstance(grad_req, (list, tuple)) else \
             {n: grad_req for n in arg_names}
