@@ -63,3 +63,13 @@ def test_executor_outputs_take_mxnets_storage_types():
     np.testing.assert_array_equal(out.asnumpy(), 2 * a.asnumpy())
     dense = sym.elemwise_add(w, w).bind(None, {"w": nd.ones((2, 2))}).forward()[0]
     assert dense.stype == "default"
+
+
+def test_simple_bind_stype_dict_and_outputs_from_bind():
+    w = sym.var("w")
+    ex = sym.elemwise_add(w, w).simple_bind(None, w=(3, 2), stype_dict={"w": "row_sparse"})
+    assert ex.arg_dict["w"].stype == "row_sparse"
+    assert len(ex.outputs) == 1 and ex.outputs[0].shape == (3, 2)
+    assert ex.outputs[0].stype == "row_sparse"
+    ex.arg_dict["w"][:] = nd.ones((3, 2))
+    np.testing.assert_array_equal(ex.forward()[0].asnumpy(), np.full((3, 2), 2))
