@@ -538,6 +538,9 @@ class Executor:
         n_out = len(self.outputs)
         for name, s in zip(self._wrt, prog.out_slots[n_out:]):
             dst = self.grad_dict[name]
+            if dst._is_sparse:  # a sparse gradient array keeps its storage type
+                dst._take_grad(NDArray._make(env[s], self.ctx, None), self._grad_req[name])
+                continue
             if self._grad_req[name] == "add":
                 dst._data += env[s]
             else:

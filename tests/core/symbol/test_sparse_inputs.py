@@ -73,3 +73,15 @@ def test_simple_bind_stype_dict_and_outputs_from_bind():
     assert ex.outputs[0].stype == "row_sparse"
     ex.arg_dict["w"][:] = nd.ones((3, 2))
     np.testing.assert_array_equal(ex.forward()[0].asnumpy(), np.full((3, 2), 2))
+
+
+def test_sparse_gradient_arrays_of_an_executor_keep_their_layout():
+    w = sym.var("w")
+    a = nd.array([[0, 1], [0, 0], [2, 3]])
+    g = nd.sparse.zeros("row_sparse", (3, 2))
+    ex = (w * 3).bind(None, {"w": a}, args_grad={"w": g})
+    ex.forward(is_train=True)
+    ex.backward([nd.array([[1, 1], [0, 0], [1, 0]])])
+    assert ex.grad_dict["w"].stype == "row_sparse"
+    assert ex.grad_dict["w"].indices.asnumpy().tolist() == [0, 2]
+    np.testing.assert_array_equal(ex.grad_dict["w"].data.asnumpy(), [[3, 3], [3, 0]])
