@@ -34,8 +34,8 @@ from .collective import (
     split_data,
     update_replicas,
 )
-from .step import Step, forward_backward
+from .step import Step, forward_backward, replica_mode
 
 __all__ = ["Step", "allreduce_grads", "broadcast_params", "create_kvstore",
-           "forward_backward", "load_states", "pushpull_update", "save_states",
-           "split_batch", "split_data", "update_replicas"]
+           "forward_backward", "load_states", "pushpull_update", "replica_mode",
+           "save_states", "split_batch", "split_data", "update_replicas"]

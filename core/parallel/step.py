@@ -35,7 +35,30 @@ from .. import autograd, nd
 from ..ndarray import NDArray
 from .collective import _keys, allreduce_grads
 
-__all__ = ["Step", "forward_backward"]
+__all__ = ["Step", "forward_backward", "replica_mode"]
+
+# how the calling thread runs a replica of forward_backward (None: it does not)
+_REPLICA = threading.local()
+
+
+def replica_mode() -> str | None:
+    """How the calling thread runs a replica of :func:`forward_backward`, if it does.
+
+    Layers that exchange data between replicas (``SyncBatchNorm``) wait for the other
+    replicas only where they run at the same time.
+
+    Returns:
+        ``'concurrent'`` inside a replica run on its context's engine worker (the other
+        replicas run at the same time), ``'sequential'`` inside one run one after
+        another in one thread (``inline=True`` or the NaiveEngine), None outside
+        :func:`forward_backward`.
+
+    Example:
+        >>> from core import parallel
+        >>> parallel.replica_mode() is None
+        True
+    """
+    return getattr(_REPLICA, "mode", None)
 
 
 class Step:
@@ -266,10 +289,11 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
     keys = _keys(keys, len(params))
     reducer = _Reducer(params, kvstore, keys, n_rep, overlap, reduce, release=not inline)
     losses: list = [None] * n_rep
+    mode = "sequential" if inline or engine.engine_type() == "NaiveEngine" else "concurrent"
     if inline:
         for r in range(n_rep):
             _replica_work(fns[r], batches[r], r, ctxs[r], reducer, losses, train_mode,
-                          profiler)()
+                          profiler, mode)()
     tokens = []
     for r in range(0 if inline else n_rep):
         # the replica's work writes its gradients and releases each one (engine.release)
@@ -281,7 +305,7 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
         reads += [a for a in batches[r] if isinstance(a, NDArray)]
         writes = [token] + [grads[r] for grads in reducer.grads if grads[r] is not None]
         engine.push(_replica_work(fns[r], batches[r], r, ctxs[r], reducer, losses,
-                                  train_mode, profiler),
+                                  train_mode, profiler, mode),
                     read_vars=reads, write_vars=writes, ctx=ctxs[r],
                     name=f"forward_backward {ctxs[r]}")
     errors = []
@@ -299,10 +323,20 @@ def forward_backward(fn, batches: Sequence[Sequence[NDArray]],
     return Step(losses, reducer.fresh, reducer.reduced, reducer.grads)
 
 
-def _replica_work(fn, batch, r, ctx, reducer, losses, train_mode, profiler):
-    """Replica ``r``'s forward and backward, as one piece of work for its worker."""
+def _replica_work(fn, batch, r, ctx, reducer, losses, train_mode, profiler,
+                  mode="concurrent"):
+    """Replica ``r``'s forward and backward, as one piece of work for its worker; the
+    thread running it is marked with ``mode`` (see :func:`replica_mode`)."""
 
     def run() -> None:
+        prev = getattr(_REPLICA, "mode", None)
+        _REPLICA.mode = mode
+        try:
+            _run()
+        finally:
+            _REPLICA.mode = prev
+
+    def _run() -> None:
         # arrays fn creates without a context go to the replica's
         with ctx, profiler.scope("forward", "operator"), autograd.record(train_mode):
             out = fn(*batch)

@@ -171,20 +171,42 @@ class BatchNormReLU(BatchNorm):
 
 class SyncBatchNorm(BatchNorm):
     """Cross-device synchronized batch normalization (MXNet's ``SyncBatchNorm``), over
-    the channel axis 1.
+    the channel axis 1: every replica normalizes its shard with the mean and variance of
+    the whole batch over the ``num_devices`` contexts.
 
-    On one device it is :class:`BatchNorm`. The statistics are not synchronized across
-    devices: with parameters on several contexts each replica normalizes with its own
-    batch statistics and updates its own running statistics.
+    In training each replica (one per context) contributes its per-channel sums, forward
+    and backward, and continues with the totals (:mod:`gluon.nn.batch_sync`): outputs,
+    input gradients and running statistics equal one :class:`BatchNorm` over the whole
+    batch; the gamma/beta gradients stay per replica (the Trainer's all-reduce sums
+    them into the whole batch's). The replicas must run concurrently:
+    ``gluon.Trainer.forward_backward`` / :func:`core.parallel.forward_backward`, or one
+    thread per context; a loop over the shards in the main thread raises at once (it
+    could never synchronize). With ``num_devices=1``, in inference and with
+    ``use_global_stats`` it is :class:`BatchNorm`. ``gluon.contrib.nn.SyncBatchNorm``
+    (MXNet 1.9's name) is this class.
 
     Args:
         in_channels: the number of channels; 0 infers it from the first input.
-        num_devices: the number of devices taking part (default: the number of GPUs,
-            at least 1); recorded.
+        num_devices: how many replicas (contexts) share a batch (default: the number of
+            GPUs, at least 1, with a warning as in MXNet).
         momentum, epsilon, center, scale, use_global_stats, beta_initializer,
         gamma_initializer, running_mean_initializer, running_variance_initializer:
             as :class:`BatchNorm`.
         **kwargs: ``prefix``, ``params`` (see :class:`gluon.Block`).
+
+    Example:
+        >>> from core import nd, cpu, parallel
+        >>> from gluon import nn
+        >>> bn = nn.SyncBatchNorm(in_channels=1, num_devices=2)
+        >>> bn.initialize(ctx=[cpu(0), cpu(1)])
+        >>> xs = [nd.array([[1.0], [2.0]], ctx=cpu(0)), nd.array([[3.0], [6.0]], ctx=cpu(1))]
+        >>> outs = [None, None]
+        >>> def replica(x):
+        ...     outs[x.context.device_id] = bn(x)
+        ...     return outs[x.context.device_id].sum()
+        >>> _ = parallel.forward_backward(replica, [(x,) for x in xs], [])
+        >>> [o.asnumpy().round(3).ravel().tolist() for o in outs]   # mean 3, std 1.871
+        [[-1.069, -0.535], [0.0, 1.604]]
     """
 
     def __init__(self, in_channels: int = 0, num_devices: int | None = None,
@@ -198,9 +220,12 @@ class SyncBatchNorm(BatchNorm):
                          running_variance_initializer, in_channels, **kwargs)
         if num_devices is None:
             num_devices = self._get_num_devices()
+        if int(num_devices) < 1:
+            raise ValueError(f"SyncBatchNorm: num_devices must be at least 1, got "
+                             f"{num_devices!r}")
         self._bn_kwargs = dict(self._kwargs)
         self._kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
-                        "use_global_stats": use_global_stats, "ndev": num_devices,
+                        "use_global_stats": use_global_stats, "ndev": int(num_devices),
                         "key": self.prefix}
 
     @staticmethod
@@ -213,6 +238,26 @@ class SyncBatchNorm(BatchNorm):
 
     def _batch_norm_kwargs(self) -> dict:
         return self._bn_kwargs
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        from core import autograd
+        from core.ndarray import NDArray
+
+        from . import batch_sync
+
+        k = self._kwargs
+        synced = (k["ndev"] > 1 and autograd.is_training() and not k["use_global_stats"]
+                  and isinstance(x, NDArray))
+        if not synced:
+            return F.BatchNorm(x, gamma, beta, running_mean, running_var,
+                               **self._batch_norm_kwargs())
+        if x.ndim < 2:
+            raise ValueError(f"SyncBatchNorm '{self.name}': the input needs a channel axis 1, "
+                             f"got shape {tuple(x.shape)}")
+        fwd, bwd = batch_sync.rendezvous_of(self, k["ndev"])
+        fn = batch_sync.SyncBN(fwd, bwd, k["eps"], k["momentum"], k["fix_gamma"],
+                               running_mean, running_var)
+        return fn(x, gamma, beta)
 
 
 class _AxisNorm(HybridBlock):

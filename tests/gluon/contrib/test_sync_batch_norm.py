@@ -6,7 +6,8 @@ import pytest
 
 from core import autograd, cpu, nd, parallel
 from gluon import nn
-from gluon.contrib.nn import SyncBatchNorm, sync_batch_norm
+from gluon.contrib.nn import SyncBatchNorm
+from gluon.nn import batch_sync
 
 CTXS = [cpu(0), cpu(1), cpu(2)]
 
@@ -105,13 +106,68 @@ def test_one_device_and_inference_are_batchnorm():
     np.testing.assert_allclose(two(x).asnumpy(), (x / np.sqrt(1 + 1e-5)).asnumpy(), rtol=1e-6)
 
 
-def test_replicas_run_one_after_another_in_one_thread_raise(monkeypatch):
-    monkeypatch.setattr(sync_batch_norm, "TIMEOUT_S", 0.2)
+def test_a_loop_over_the_shards_in_the_main_thread_raises_at_once():
+    import time
+
     bn = SyncBatchNorm(in_channels=1, num_devices=2)
     bn.initialize(ctx=CTXS[:2])
-    with autograd.record(), pytest.raises(RuntimeError, match=r"only \['cpu\(0\)'\] of "
-                                                              "num_devices=2 arrived"):
-        bn(nd.ones((2, 1), ctx=cpu(0)))
+    t0 = time.monotonic()
+    with autograd.record(), pytest.raises(RuntimeError, match=r"cpu\(0\) would wait "
+                                                              "forever.*main thread"):
+        for c in CTXS[:2]:
+            bn(nd.ones((2, 1), ctx=c))
+    assert time.monotonic() - t0 < 5  # no wait for TIMEOUT_S
+    # the failed round left nothing behind: a concurrent run afterwards synchronizes
+    outs = {}
+
+    def replica(x):
+        outs[x.context.device_id] = bn(x)
+        return outs[x.context.device_id].sum()
+
+    xs = [nd.array([[1.0], [2.0]], ctx=cpu(0)), nd.array([[3.0], [6.0]], ctx=cpu(1))]
+    parallel.forward_backward(replica, [(x,) for x in xs], [])
+    np.testing.assert_allclose(outs[1].asnumpy().ravel(), [0.0, 1.604], atol=1e-3)
+
+
+def test_inline_and_naive_replica_runs_raise_at_once():
+    from core import engine
+
+    bn = SyncBatchNorm(in_channels=1, num_devices=2)
+    bn.initialize(ctx=CTXS[:2])
+    xs = [(nd.ones((2, 1), ctx=c),) for c in CTXS[:2]]
+    with pytest.raises(RuntimeError, match="one after another here"):
+        parallel.forward_backward(lambda x: bn(x).sum(), xs, [], inline=True)
+    prev = engine.set_engine("NaiveEngine")
+    try:
+        with pytest.raises(Exception, match="one after another here"):
+            parallel.forward_backward(lambda x: bn(x).sum(), xs, [])
+    finally:
+        engine.set_engine(prev)
+
+
+def test_a_lone_replica_thread_times_out_with_a_clear_error(monkeypatch):
+    monkeypatch.setattr(batch_sync, "TIMEOUT_S", 0.2)
+    bn = SyncBatchNorm(in_channels=1, num_devices=2)
+    bn.initialize(ctx=CTXS[:2])
+    err = []
+
+    def run():
+        try:
+            with autograd.record():
+                bn(nd.ones((2, 1), ctx=cpu(0)))
+        except RuntimeError as e:
+            err.append(str(e))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert len(err) == 1 and "only ['cpu(0)'] of num_devices=2 arrived" in err[0]
+
+
+def test_gluon_nn_and_contrib_names_are_one_synchronized_class():
+    assert SyncBatchNorm is nn.SyncBatchNorm
+    with pytest.raises(ValueError, match="num_devices must be at least 1"):
+        nn.SyncBatchNorm(num_devices=0)
 
 
 def test_a_used_layer_still_deep_copies():
@@ -119,6 +175,7 @@ def test_a_used_layer_still_deep_copies():
 
     bn = SyncBatchNorm(in_channels=2, num_devices=2)
     bn.initialize(ctx=CTXS[:2])
-    bn._rendezvous()
+    first = batch_sync.rendezvous_of(bn, 2)
     clone = copy.deepcopy(bn)
-    assert clone._rendezvous() is not bn._rendezvous()
+    assert batch_sync.rendezvous_of(clone, 2) is not first
+    assert batch_sync.rendezvous_of(bn, 2) is first
