@@ -10,6 +10,12 @@ added in the same order); only the place differs. On GPUs the copies between
 devices go through CuPy (peer to peer where the hardware allows); several CPU
 contexts share the host, so there it is the placement, not the speed, that differs.
 
+On two or more distinct GPUs (and CuPy with NCCL), a key's arrays are summed with
+one NCCL all-reduce instead (:mod:`core.kvstore.nccl`: one communicator set per
+device set, created at its first use): every device then holds the sum, the value
+on the key's device is the stored one, and ``pushpull`` writes each device's sum
+into the outputs on that device without another copy.
+
 Example:
     >>> from core import nd, cpu, kvstore
     >>> kv = kvstore.create('device')
@@ -24,9 +30,13 @@ Example:
 """
 from __future__ import annotations
 
+from .. import autograd
 from ..context import Context
+from . import nccl
 from .base import KVStoreBase
+from .comm import copy_to_all
 from .local import LocalKVStore
+from .sparse import store_like
 
 __all__ = ["DeviceKVStore"]
 
@@ -45,6 +55,8 @@ class DeviceKVStore(LocalKVStore):
         super().__init__()
         self._where: dict = {}   # key -> the context its values are summed on
         self._load: dict = {}    # context -> bytes of the keys assigned to it
+        self._cliques = None     # the NCCL communicators (made at the first GPU key)
+        self._sums: dict = {}    # key -> {context: its NCCL sum} of the last push
 
     @property
     def type(self) -> str:
@@ -71,8 +83,70 @@ class DeviceKVStore(LocalKVStore):
             self._load[ctx] = self._load.get(ctx, 0) + vals[0].size * vals[0].dtype.itemsize
         stored = self._store.get(k)
         if stored is not None and stored.context != ctx:
-            self._store[k] = stored.copyto(ctx).detach()  # the value moves to its device
-        super()._push_one(k, vals)
+            stored = self._store[k] = stored.copyto(ctx).detach()  # moves to its device
+        self._sums.pop(k, None)
+        devices = nccl.devices_of(v.context for v in vals)
+        if devices is None or getattr(vals[0], "stype", "default") != "default":
+            super()._push_one(k, vals)
+            return
+        if stored is not None and stored.shape != vals[0].shape:
+            raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but the "
+                             f"pushed value has shape {vals[0].shape}")
+        sums = self._nccl_sums(devices, vals)
+        merged = sums[[v.context for v in vals].index(ctx)]
+        self._sums[k] = {v.context: s for v, s in zip(vals, sums)}
+        if self._updater is not None:
+            if stored is None:
+                raise KeyError(f"kvstore.push: key {k!r} has not been initialized; call "
+                               "init (or broadcast) before pushing to a store with an "
+                               "optimizer")
+            with autograd.pause():
+                self._updater(k, merged, stored)
+        else:
+            if stored is not None and merged.dtype != stored.dtype:
+                merged = merged.astype(stored.dtype)
+            self._store[k] = store_like(merged, stored)
+
+    def _nccl_sums(self, devices, vals) -> list:
+        """One NCCL all-reduce of ``vals`` (one per device): new arrays, each the sum."""
+        if self._cliques is None:
+            self._cliques = nccl.DeviceCliques()
+        with autograd.pause():
+            bufs = [v.copyto(v.context).detach() for v in vals]  # contiguous, new
+            for b in bufs:
+                b.wait_to_read()
+            self._cliques.allreduce(devices, [b._data for b in bufs], [b._data for b in bufs])
+        return bufs
+
+    def push(self, key, value, priority: int = 0) -> None:
+        """Sum ``value``'s arrays into ``key`` (the local store's ``push``; on several
+        GPUs with one NCCL all-reduce)."""
+        try:
+            super().push(key, value, priority)
+        finally:
+            self._sums.clear()  # only pushpull hands the per-device sums out
+
+    def pushpull(self, key, value, out=None, priority: int = 0) -> None:
+        """:meth:`push` then :meth:`pull` (the local store's); keys summed with NCCL write
+        each device's sum into the outputs on that device."""
+        from .base import key_value_pairs
+
+        pairs = key_value_pairs(key, value)
+        outs = pairs if out is None else key_value_pairs(key, out, what="out")
+        for k, vals in pairs:
+            self._push_one(k, vals)
+        for (k, _), (_, o) in zip(pairs, outs):
+            sums = self._sums.pop(k, None) if self._updater is None else None
+            rest = []
+            with autograd.pause():
+                for arr in o:
+                    s = None if sums is None else sums.get(arr.context)
+                    if s is not None and s.dtype == arr.dtype and s.shape == arr.shape:
+                        arr[...] = s
+                    else:
+                        rest.append(arr)
+            if rest:
+                copy_to_all(self._store[k], rest)
 
     def _merge_context(self, k, vals, stored):
         return self._where[k]
