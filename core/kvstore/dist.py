@@ -26,7 +26,11 @@ machine or on many with a host file); each creates ``kvstore.create('dist_sync')
   ``asnumpy``, an operator reading the array, ``core.waitall``) as an ``EngineError``
   whose ``__cause__`` is the ``DistError``.
 
-Values travel through host memory (NumPy buffers), also for GPU arrays. Gradient
+Values travel through host memory (NumPy buffers) for CPU arrays. When every value
+of a push lives on one GPU of the process and CuPy has NCCL, the sums go through
+NCCL instead, device to device (:class:`core.kvstore.nccl.ProcessGroup`, created at
+the first such push: rank 0's NCCL unique id is broadcast over MPI); the key-order
+check still travels over MPI. ``KBACKEND_DIST_NCCL=0`` keeps the host path. Gradient
 compression: only ``{'type': 'none'}``; ``set_gradient_compression`` refuses MXNet's
 ``'2bit'`` and ``'1bit'`` schemes, which are not implemented.
 
@@ -44,8 +48,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+
+import numpy
 
 from .. import autograd, engine, nd, profiler
+from . import nccl
 from .base import KVStoreBase, key_value_pairs
 from .comm import copy_to_all, reduce_sum
 from .local import LocalKVStore
@@ -103,6 +111,7 @@ class DistSyncKVStore(LocalKVStore):
         self._comm = MPIComm()
         self._ordinal: dict = {}  # key -> its position in init order (the checksum)
         self._order = engine.new_var("kvstore.dist_sync")
+        self._nccl = None  # the NCCL process group (made at the first push of GPU values)
         on_exit(self._drain_at_exit)
 
     @property
@@ -336,11 +345,14 @@ class DistSyncKVStore(LocalKVStore):
                 label = f"keys {keys} ({sum(a.size for a in locals_)} values)"
             with profiler.scope(f"kvstore.allreduce {keys[0]!r}" if len(keys) == 1
                                 else f"kvstore.allreduce {len(keys)} keys"):
-                totals = self._comm.allreduce_sum([a.asnumpy() for a in locals_], label,
-                                                  check=check)
+                totals = self._nccl_allreduce(locals_, label, check)
+                if totals is None:
+                    totals = self._comm.allreduce_sum([a.asnumpy() for a in locals_], label,
+                                                      check=check)
             with autograd.pause():
                 for (k, _, outs, stored), local, total in zip(items, locals_, totals):
-                    merged = nd.array(total, ctx=stored.context, dtype=local.dtype)
+                    merged = total if total is local else \
+                        nd.array(total, ctx=stored.context, dtype=local.dtype)
                     if self._updater is not None:
                         self._updater(k, merged, stored)
                     else:
@@ -350,3 +362,21 @@ class DistSyncKVStore(LocalKVStore):
 
         label = repr(keys[0]) if len(keys) == 1 else repr(keys)
         _submit(self, work, f"kvstore.{name}({label})", priority, reads=reads, writes=writes)
+
+    def _nccl_allreduce(self, locals_, label: str, check: int):
+        """Sum ``locals_`` (new arrays, summed in place) over the workers with NCCL, or
+        None when they are not all on one GPU (or NCCL is off or missing)."""
+        device = nccl.dist_device([a.context for a in locals_])
+        if device is None or os.environ.get("KBACKEND_DIST_NCCL", "1").strip() == "0" or \
+                any(a.dtype.name not in nccl.DTYPES for a in locals_):
+            return None
+        if self._nccl is None:
+            self._nccl = nccl.ProcessGroup(self._comm, device)
+        elif self._nccl.device != device:
+            return None  # one communicator per process, on the GPU it was made on
+        # the key-order check alone over MPI (a few bytes), the values through NCCL
+        self._comm.allreduce_sum([numpy.zeros(0, numpy.float32)], label, check=check)
+        for a in locals_:
+            a.wait_to_read()
+        self._nccl.allreduce_sum([a._data for a in locals_])
+        return locals_

@@ -28,10 +28,10 @@ import threading
 
 import numpy
 
-__all__ = ["DeviceCliques", "NcclError", "ProcessGroup", "available", "devices_of",
-           "dtype_code_name", "module", "set_module"]
+__all__ = ["DTYPES", "DeviceCliques", "NcclError", "ProcessGroup", "available",
+           "devices_of", "dist_device", "dtype_code_name", "module", "set_module"]
 
-_DTYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
+DTYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
            "int8": "NCCL_INT8", "uint8": "NCCL_UINT8", "int32": "NCCL_INT32",
            "uint32": "NCCL_UINT32", "int64": "NCCL_INT64", "uint64": "NCCL_UINT64",
            "bfloat16": "NCCL_BFLOAT16"}
@@ -106,6 +106,27 @@ def devices_of(contexts) -> tuple | None:
     return ids
 
 
+def dist_device(contexts) -> int | None:
+    """The GPU id for a ``dist_sync`` NCCL all-reduce of values on ``contexts``, or None.
+
+    NCCL applies when every value is on the same GPU (one communicator per process)
+    and an NCCL module is available; otherwise the values travel through the host.
+
+    Example:
+        >>> from core import cpu
+        >>> from core.kvstore import nccl
+        >>> nccl.dist_device([cpu(0)]) is None
+        True
+    """
+    contexts = list(contexts)
+    if not contexts or any(c.device_type != "gpu" for c in contexts):
+        return None
+    ids = {c.device_id for c in contexts}
+    if len(ids) != 1 or not available():
+        return None
+    return ids.pop()
+
+
 def dtype_code_name(dtype) -> str:
     """The name of NCCL's datatype constant for a NumPy dtype.
 
@@ -113,10 +134,10 @@ def dtype_code_name(dtype) -> str:
         NcclError: NCCL has no such datatype.
     """
     name = numpy.dtype(dtype).name if not isinstance(dtype, str) else dtype
-    if name not in _DTYPES:
+    if name not in DTYPES:
         raise NcclError(f"kvstore nccl: NCCL cannot sum dtype {name}; it sums "
-                        f"{sorted(_DTYPES)}")
-    return _DTYPES[name]
+                        f"{sorted(DTYPES)}")
+    return DTYPES[name]
 
 
 def _ptr(buf) -> int:

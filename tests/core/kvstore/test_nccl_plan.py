@@ -92,18 +92,23 @@ class FakeNccl:
             by_clique.setdefault(id(call[0].clique), []).append(call)
         for calls in by_clique.values():
             clique = calls[0][0].clique
-            if len(calls) == clique.n:      # every rank here: initAll in one process
-                self._sum(calls)
-            else:                           # one rank per thread (processes)
-                clique.deposit[calls[0][0].rank] = calls
-                clique.barrier.wait()
-                everyone = [clique.deposit[r] for r in range(clique.n)]
-                sums = [sum(_view(s, n, dt).astype(np.float64) for _, s, _, n, dt in col)
-                        for col in zip(*everyone)]
-                clique.barrier.wait()       # all read before anyone writes (in place)
-                for (_, _, r, n, dt), total in zip(calls, sums):
-                    _view(r, n, dt)[...] = total.astype(dt)
-                clique.barrier.wait()
+            by_rank = {}
+            for call in calls:
+                by_rank.setdefault(call[0].rank, []).append(call)
+            if len(by_rank) == clique.n:    # every rank here: initAll in one process
+                for column in zip(*(by_rank[r] for r in range(clique.n))):
+                    self._sum(column)
+                continue
+            # one rank per thread (processes): exchange through the clique
+            clique.deposit[calls[0][0].rank] = calls
+            clique.barrier.wait()
+            everyone = [clique.deposit[r] for r in range(clique.n)]
+            sums = [sum(_view(s, n, dt).astype(np.float64) for _, s, _, n, dt in col)
+                    for col in zip(*everyone)]
+            clique.barrier.wait()           # all read before anyone writes (in place)
+            for (_, _, r, n, dt), total in zip(calls, sums):
+                _view(r, n, dt)[...] = total.astype(dt)
+            clique.barrier.wait()
 
     @staticmethod
     def _sum(calls):
@@ -263,3 +268,63 @@ def test_dist_process_group_bootstraps_the_unique_id_over_mpi(fake):
                                                                for r in range(size)]
     assert all(g[0].unique_id == tuple(range(-64, 64)) for g in groups)
     assert all(g[1].bcasts == ["the NCCL unique id"] for g in groups)
+
+
+class _OneRankMPI:
+    """MPIComm for a job of one process (rank 0 of 1), recording the collectives."""
+
+    def __init__(self, timeout=None):
+        self.rank, self.size, self.timeout = 0, 1, 60.0
+        self.calls = []
+        _OneRankMPI.last = self
+
+    def bcast(self, array, what, root=0):
+        self.calls.append(("bcast", what))
+        return np.array(array, copy=True)
+
+    def allreduce_sum(self, arrays, what, check=None):
+        self.calls.append(("allreduce", [a.size for a in arrays], check is not None))
+        return [np.array(a, copy=True) for a in arrays]
+
+    def allgather_bytes(self, data, what):
+        return [data]
+
+    def barrier(self, what="a barrier"):
+        pass
+
+    def check(self):
+        pass
+
+
+def test_dist_sync_sums_gpu_values_with_nccl_and_checks_order_over_mpi(fake, monkeypatch):
+    from core.kvstore import dist
+    monkeypatch.setattr(dist, "MPIComm", _OneRankMPI)
+    monkeypatch.setattr(nccl, "dist_device", lambda ctxs: next(iter(ctxs)).device_id)
+    kv = kvstore.create("dist_sync")
+    kv.init("w", nd.zeros((3,)))
+    kv.init("b", nd.zeros((2,)))
+    g = [nd.ones((3,)) * 2, nd.ones((2,)) * 5]
+    kv.pushpull(["w", "b"], g)
+    kv.pushpull("w", g[0])
+    assert g[0].asnumpy().tolist() == [2.0] * 3 and g[1].asnumpy().tolist() == [5.0] * 2
+    mpi = _OneRankMPI.last
+    assert ("bcast", "the NCCL unique id") in mpi.calls
+    # values through NCCL, only the (empty) key-order check over MPI
+    assert [c for c in mpi.calls if c[0] == "allreduce"] == [("allreduce", [0], True)] * 2
+    assert [c[0] for c in fake.calls].count("init") == 1          # one communicator
+    assert sum(c[0] == "allReduce" for c in fake.calls) == 3      # 2 keys, then 1
+
+
+def test_dist_sync_nccl_off_keeps_the_host_path(fake, monkeypatch):
+    from core.kvstore import dist
+    monkeypatch.setattr(dist, "MPIComm", _OneRankMPI)
+    monkeypatch.setattr(nccl, "dist_device", lambda ctxs: next(iter(ctxs)).device_id)
+    monkeypatch.setenv("KBACKEND_DIST_NCCL", "0")
+    kv = kvstore.create("dist_sync")
+    kv.init(0, nd.zeros((3,)))
+    g = nd.ones((3,))
+    kv.pushpull(0, g)
+    assert g.asnumpy().tolist() == [1.0] * 3
+    assert [c for c in _OneRankMPI.last.calls if c[0] == "allreduce"] == \
+        [("allreduce", [3], True)]
+    assert not fake.calls
