@@ -37,10 +37,12 @@ from ..dispatch import invoke
 from ..namespace import with_out
 from ..param_shapes import ParamShapes, axis_position
 from ..registry import Aval, F, defop
+from . import batchnorm_cudnn
 from .norm import acc_dtype, normalize, param_spec, plan, vjp_with_stats
 
 # The smallest eps a backend's batch-norm kernel accepts, by array module (none today:
-# the NumPy kernels here take any eps). cuDNN's CUDNN_BN_MIN_EPSILON is 1e-5.
+# the NumPy and CuPy elementwise kernels take any eps; the cuDNN path, batchnorm_cudnn,
+# compensates its CUDNN_BN_MIN_EPSILON = 1e-5 itself with the same folding).
 MIN_EPS: dict = {}
 
 
@@ -104,7 +106,10 @@ def _batch_norm_train(xp, data, gamma, beta, eps=1e-3, fix_gamma=True, axis=1):
 
 def _train_forward(xp, data, gamma, beta, eps, fix_gamma, axis):
     L = plan("batch", tuple(data.shape), data.dtype, _stats_params(gamma, beta), axis)
-    out, mean, var = normalize(xp, data, gamma, beta, L, eps, fix_gamma)
+    if (dnn := batchnorm_cudnn.forward(xp, data, gamma, beta, eps, fix_gamma, axis)) is not None:
+        out, mean, var = dnn  # cuDNN (GPU), eps compensated
+    else:
+        out, mean, var = normalize(xp, data, gamma, beta, L, eps, fix_gamma)
     c = (data.shape[axis],)
     return out, mean.reshape(c), var.reshape(c)
 
@@ -137,6 +142,9 @@ def _batch_norm_infer(xp, data, gamma, beta, moving_mean, moving_var, eps=1e-3, 
 def _infer_forward(xp, data, gamma, beta, moving_mean, moving_var, eps, fix_gamma, axis):
     L = plan("batch", tuple(data.shape), data.dtype,
              _stats_params(gamma, beta, moving_mean, moving_var, True), axis)
+    if (dnn := batchnorm_cudnn.forward(xp, data, gamma, beta, eps, fix_gamma, axis,
+                                       (moving_mean, moving_var))) is not None:
+        return dnn[0]  # cuDNN (GPU), eps compensated
     var, eps = min_eps_adjust(moving_var, eps, MIN_EPS.get(xp.__name__))
     return normalize(xp, data, gamma, beta, L, eps, fix_gamma, (moving_mean, var))[0]
 
