@@ -15,7 +15,8 @@ Example:
 """
 from __future__ import annotations
 
-from ...nn.batch_sync import TIMEOUT_S
+from core.parallel.rendezvous import TIMEOUT_S
+
 from ...nn.norm_layers import SyncBatchNorm
 
 __all__ = ["TIMEOUT_S", "SyncBatchNorm"]

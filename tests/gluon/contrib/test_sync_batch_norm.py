@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from core import autograd, cpu, nd, parallel
+from core.parallel import rendezvous
 from gluon import nn
 from gluon.contrib.nn import SyncBatchNorm
 from gluon.nn import batch_sync
@@ -146,7 +147,7 @@ def test_inline_and_naive_replica_runs_raise_at_once():
 
 
 def test_a_lone_replica_thread_times_out_with_a_clear_error(monkeypatch):
-    monkeypatch.setattr(batch_sync, "TIMEOUT_S", 0.2)
+    monkeypatch.setattr(rendezvous, "TIMEOUT_S", 0.2)
     bn = SyncBatchNorm(in_channels=1, num_devices=2)
     bn.initialize(ctx=CTXS[:2])
     err = []
