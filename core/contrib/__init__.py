@@ -6,7 +6,8 @@ Submodules: :mod:`~core.contrib.autograd` (the pre-1.0 autograd API:
 ``sym.contrib`` under MXNet's other names, also ``nd``/``sym``),
 :mod:`~core.contrib.io` (``DataLoaderIter``), :mod:`~core.contrib.text`
 (vocabularies, token embeddings) and :mod:`~core.contrib.tensorboard`
-(``LogMetricsCallback``). ``mx.contrib.onnx`` and
+(``LogMetricsCallback``) and :mod:`~core.contrib.amp` (AMP, the same as
+:mod:`core.amp`). ``mx.contrib.onnx`` and
 ``mx.contrib.quantization`` have no counterpart here; using them raises
 ``ModuleNotFoundError``.
 
@@ -17,11 +18,11 @@ Example:
 """
 from __future__ import annotations
 
-from . import autograd, io, ndarray, symbol, tensorboard, text
+from . import amp, autograd, io, ndarray, symbol, tensorboard, text
 from . import ndarray as nd
 from . import symbol as sym
 
-__all__ = ["autograd", "io", "nd", "ndarray", "sym", "symbol", "tensorboard", "text"]
+__all__ = ["amp", "autograd", "io", "nd", "ndarray", "sym", "symbol", "tensorboard", "text"]
 
 # MXNet 1.9.1 modules that kbackend leaves to other work (ONNX, INT8 quantization)
 _MISSING = {

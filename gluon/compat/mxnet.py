@@ -86,6 +86,7 @@ ALIASES: dict[str, str] = {
     "name": "core.name",
     "rnn": "core.rnn",
     "contrib": "core.contrib",
+    "amp": "core.amp",
 }
 
 _ROOT = "mxnet"

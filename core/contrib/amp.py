@@ -1,0 +1,14 @@
+"""``mxnet.contrib.amp``: MXNet 1.9's home of AMP, the same functions as :mod:`core.amp`
+(one state: ``core.amp.amp``'s), so ``from mxnet.contrib.amp import amp`` and
+``mx.contrib.amp.init()`` work.
+
+Example:
+    >>> from core.contrib import amp
+    >>> import core.amp
+    >>> amp.init is core.amp.init and amp.amp is core.amp.amp
+    True
+"""
+from __future__ import annotations
+
+from core.amp import *
+from core.amp import __all__, amp, lists, loss_scaler  # noqa: F401
