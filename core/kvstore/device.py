@@ -111,12 +111,7 @@ class DeviceKVStore(LocalKVStore):
         """One NCCL all-reduce of ``vals`` (one per device): new arrays, each the sum."""
         if self._cliques is None:
             self._cliques = nccl.DeviceCliques()
-        with autograd.pause():
-            bufs = [v.copyto(v.context).detach() for v in vals]  # contiguous, new
-            for b in bufs:
-                b.wait_to_read()
-            self._cliques.allreduce(devices, [b._data for b in bufs], [b._data for b in bufs])
-        return bufs
+        return nccl.sum_arrays(self._cliques, devices, vals)
 
     def push(self, key, value, priority: int = 0) -> None:
         """Sum ``value``'s arrays into ``key`` (the local store's ``push``; on several

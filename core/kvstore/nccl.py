@@ -29,7 +29,8 @@ import threading
 import numpy
 
 __all__ = ["DTYPES", "DeviceCliques", "NcclError", "ProcessGroup", "available",
-           "devices_of", "dist_device", "dtype_code_name", "module", "set_module"]
+           "devices_of", "dist_device", "dtype_code_name", "module", "process_cliques",
+           "set_module", "sum_arrays"]
 
 DTYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
            "int8": "NCCL_INT8", "uint8": "NCCL_UINT8", "int32": "NCCL_INT32",
@@ -309,6 +310,38 @@ class ProcessGroup:
             finally:
                 nc.groupEnd()
         return recvs
+
+
+_PROCESS: list = []  # the process' DeviceCliques for core.parallel (made at first use)
+
+
+def process_cliques() -> DeviceCliques:
+    """The communicators :mod:`core.parallel` sums gradients with (one per process)."""
+    with _LOCK:
+        if not _PROCESS:
+            _PROCESS.append(DeviceCliques())
+        return _PROCESS[0]
+
+
+def sum_arrays(cliques: DeviceCliques, devices, arrays) -> list:
+    """New NDArrays, one per array of ``arrays`` (on its context), each the sum of all.
+
+    Args:
+        cliques: the communicators to use.
+        devices: the GPU id of each array (:func:`devices_of`).
+        arrays: dense NDArrays of one shape and dtype, one per device.
+
+    Returns:
+        A list of new NDArrays, outside autograd.
+    """
+    from .. import autograd
+
+    with autograd.pause():
+        bufs = [a.copyto(a.context).detach() for a in arrays]  # contiguous, new
+        for b in bufs:
+            b.wait_to_read()
+        cliques.allreduce(devices, [b._data for b in bufs], [b._data for b in bufs])
+    return bufs
 
 
 def null_device(dev):

@@ -4,7 +4,8 @@ weights, update replicas (``gluon.Trainer`` and kbackend share them).
 The arrays are grouped per parameter: ``grads[i]`` is the list of parameter ``i``'s
 gradient replicas, one per context, and ``i`` (or ``keys[i]``) is its key in the
 store. Without a store, gradients are summed directly (copied to the first context,
-added in context order, copied back). With one (``core.kvstore``), each parameter is
+added in context order, copied back; on two or more distinct GPUs with NCCL, one
+NCCL all-reduce: ``core.kvstore.nccl``). With one (``core.kvstore``), each parameter is
 one ``pushpull`` with priority ``-i``. Each replica is then updated with its own
 optimizer updater (:func:`update_replicas`: the same rule, the same gradient, the same
 states, so replicas stay bitwise identical), or the update runs once on the store and
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 
 from .. import kvstore as kvs
 from ..context import Context, as_context
+from ..kvstore import nccl
 from ..kvstore.base import write_bytes_atomic
 from ..kvstore.comm import copy_to_all, reduce_sum
 from ..ndarray import NDArray
@@ -225,7 +227,20 @@ def allreduce_grads(kvstore, grads: Sequence[Sequence[NDArray]], out=None, keys=
         if kvstore is not None:
             kvstore.pushpull(key, g, out=o, priority=prio)
         elif len(g) > 1 or len(o) > 1 or o[0] is not g[0]:
-            copy_to_all(reduce_sum(g), o)
+            _sum_into(g, o)
+
+
+def _sum_into(g, o) -> None:
+    """Write the sum of ``g`` into every array of ``o``: NCCL on distinct GPUs, else
+    summed on the first context and copied."""
+    devices = nccl.devices_of(a.context for a in g)
+    if devices is None or any(getattr(a, "stype", "default") != "default" for a in (*g, *o)):
+        copy_to_all(reduce_sum(g), o)
+        return
+    sums = nccl.sum_arrays(nccl.process_cliques(), devices, g)
+    by_ctx = {s.context: s for s in sums}
+    for arr in o:
+        copy_to_all(by_ctx.get(arr.context, sums[0]), [arr])
 
 
 def pushpull_update(kvstore, grads: Sequence[Sequence[NDArray]],

@@ -328,3 +328,15 @@ def test_dist_sync_nccl_off_keeps_the_host_path(fake, monkeypatch):
     assert [c for c in _OneRankMPI.last.calls if c[0] == "allreduce"] == \
         [("allreduce", [3], True)]
     assert not fake.calls
+
+
+def test_parallel_allreduce_grads_without_a_store_uses_nccl(cpu_as_gpus, monkeypatch):
+    from core import parallel
+    monkeypatch.setattr(nccl, "_PROCESS", [])
+    g = [[nd.ones((3,), ctx=cpu(i)) * (i + 1) for i in range(2)],
+         [nd.ones((2, 2), ctx=cpu(i)) * (i + 2) for i in range(2)]]
+    parallel.allreduce_grads(None, g)
+    assert [a.asnumpy().tolist() for a in g[0]] == [[3.0] * 3] * 2
+    assert [a.asnumpy().tolist() for a in g[1]] == [[[5.0, 5.0]] * 2] * 2
+    assert [c for c in cpu_as_gpus.calls if c[0] == "initAll"] == [("initAll", (0, 1))]
+    assert sum(c[0] == "allReduce" for c in cpu_as_gpus.calls) == 4
