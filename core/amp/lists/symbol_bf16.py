@@ -21,7 +21,10 @@ BF16_FUNCS = [
     "FullyConnected",
     "Pooling",
     "batch_dot",
+    "convolution",
+    "deconvolution",
     "dot",
+    "pooling",
 ]
 
 # input positions (in the op's input order) that stay float32 in a bfloat16 op

@@ -312,12 +312,33 @@ def test_training_converges(amp_on, hybridize):
     for epoch in range(6):
         for i in range(0, 240, 40):
             out, loss = _amp_step(net, trainer, x[i:i + 40], y[i:i + 40], loss_fn)
-            assert out.dtype == amp_on
+            assert out.dtype == amp_on and loss.dtype == F32  # the loss runs in float32
             first = first if first is not None else float(loss.mean().asscalar())
     pred = net(x).astype("float32").argmax(axis=1).asnumpy()
     acc = (pred == y.asnumpy()).mean()
     assert acc > 0.9, acc
     assert float(loss.mean().asscalar()) < first / 3
+    assert all(p.data().dtype == F32 for p in net.collect_params().values())
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_conv_net_step(amp_on, hybridize):
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3, in_channels=1), nn.BatchNorm(in_channels=4),
+            nn.Activation("relu"), nn.MaxPool2D(), nn.Flatten(), nn.Dense(3, in_units=36))
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    amp.init_trainer(trainer, LossScaler(init_scale=1024.0))  # 2**16 overflows float16 here
+    x = nd.array(np.random.RandomState(0).rand(4, 1, 8, 8))
+    y = nd.array([0.0, 1.0, 2.0, 0.0])
+    before = _weights(net)
+    for _ in range(2):
+        out, loss = _amp_step(net, trainer, x, y, gloss.SoftmaxCrossEntropyLoss())
+    assert out.dtype == amp_on and net[0](x).dtype == amp_on and loss.dtype == F32
+    assert trainer._amp_loss_scaler.skipped_steps == 0
+    assert all((a != b).any() for a, b in zip(before, _weights(net)) if a.ndim > 1)
     assert all(p.data().dtype == F32 for p in net.collect_params().values())
 
 
