@@ -32,10 +32,12 @@ patched code objects are cached beside Keras' own bytecode
 (``__pycache__/<module>.<tag>.opt-kbackend.pyc``, a hash-checked ``.pyc`` keyed on
 Keras' source and the patch), so later start-ups skip the parse and compile.
 
-One method-level chain is fixed after its module runs (``POST_EXEC``): Keras'
+Two methods are fixed after their modules run (``POST_EXEC``): Keras'
 ``DynamicBackend.__getattr__`` (``keras.src.utils.backend_utils``), through which the
 preprocessing layers reach the backend, answers attributes of ``keras.src.backend``
-for ``"kbackend"`` instead of falling through to None.
+for ``"kbackend"`` instead of falling through to None; and ``BatchNormalization``
+accepts ``synchronized=True`` (Keras allows it on TensorFlow only; kbackend computes
+the global batch's moments under ``DataParallel``).
 """
 import os
 import sys
@@ -312,7 +314,28 @@ def _fix_dynamic_backend(module) -> None:
     module.DynamicBackend.__getattr__ = __getattr__
 
 
-POST_EXEC = {"keras.src.utils.backend_utils": _fix_dynamic_backend}
+# Keras' BatchNormalization refuses synchronized=True on any backend but TensorFlow;
+# kbackend computes synchronized moments (the global batch's under DataParallel,
+# kbackend/sync_moments.py), so the check is skipped and the flag kept.
+def _allow_synchronized_batch_norm(module) -> None:
+    import inspect
+
+    cls = module.BatchNormalization
+    original = cls.__init__
+
+    def __init__(self, *args, synchronized=False, **kwargs):
+        original(self, *args, **kwargs)
+        self.synchronized = bool(synchronized)
+
+    # Keras' auto-config reads the constructor's signature: keep the original one
+    __init__.__signature__ = inspect.signature(original)
+    __init__.__doc__ = original.__doc__
+    cls.__init__ = __init__
+
+
+POST_EXEC = {"keras.src.utils.backend_utils": _fix_dynamic_backend,
+             "keras.src.layers.normalization.batch_normalization":
+                 _allow_synchronized_batch_norm}
 
 
 class PostExecLoader:

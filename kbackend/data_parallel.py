@@ -28,7 +28,11 @@ So a model without batch-dependent layers trains as on one device with the whole
 batch, up to float rounding. Two layers differ, as in MXNet's and PyTorch's data
 parallelism: BatchNormalization normalizes each slice with the slice's statistics
 (the moving mean is still the batch mean; the moving variance is the mean of the
-slices' variances), and Dropout draws each replica's mask from its own stream (seed
+slices' variances) unless it is ``BatchNormalization(synchronized=True)``, whose
+statistics (and their gradients) are the global batch's (:mod:`kbackend.sync_moments`:
+the replicas meet at each such layer; steps that run the replicas in turn, and every
+step under ``jit_compile``, run on one device with the whole batch instead, the same
+result; across processes the statistics are each process' own), and Dropout draws each replica's mask from its own stream (seed
 generator state offset by the replica's index). Losses are assumed to be means over
 the batch (Keras' default reduction); a loss normalized by a data-dependent count (a
 masked sequence loss divides by the unmasked steps) is weighted by samples, not by
@@ -78,7 +82,7 @@ from core import parallel as _parallel
 from core.dtypes import is_float
 from core.ndarray import NDArray
 
-from . import distribution_lib
+from . import distribution_lib, sync_moments
 from .core import convert_to_tensor
 from .jit import CompiledSteps, compiled_steps, forward_and_loss
 
@@ -285,6 +289,10 @@ class ReplicatedSteps:
         n = _batch_size(x)
         contexts = self.contexts[:n]
         parts = _split((x, y, sample_weight), contexts)
+        self.last_path = self._path(kind, contexts, parts)
+        if training and len(contexts) > 1 and self._whole_batch_on_one_device():
+            contexts = [self.home]
+            parts = _split((x, y, sample_weight), contexts)
         sizes = [_batch_size(p[0]) for p in parts]
         weights = slice_weights(sizes, self._global_batch(n) if training else n)
         trainable = list(model.trainable_weights) if training else []
@@ -292,10 +300,10 @@ class ReplicatedSteps:
         masters = {id(v): v._value for v in variables}
         values = [{id(v): self._replica_value(v, r, ctx, id(v) in trainable_ids)
                    for v in variables} for r, ctx in enumerate(contexts)]
-        self.last_path = self._path(kind, contexts, parts)
         if self.last_path == "engine":
-            results, after, reduced = self._train(contexts, parts, variables, trainable,
-                                                  values, weights, None)
+            with sync_moments.step_scope(len(contexts)):
+                results, after, reduced = self._train(contexts, parts, variables,
+                                                      trainable, values, weights, None)
         else:
             results, after, reduced = self._in_turn(kind, contexts, parts, variables,
                                                     trainable, values, weights, masters)
@@ -335,6 +343,27 @@ class ReplicatedSteps:
                       "which reads the Variables' own arrays)")
         self.step_reason = reason
         return "in turn" if reason else "engine"
+
+    def _synchronized_bn(self) -> bool:
+        """The model has a ``BatchNormalization(synchronized=True)``."""
+        return any(getattr(layer, "synchronized", False) is True
+                   for layer in self.model._flatten_layers())
+
+    def _whole_batch_on_one_device(self) -> bool:
+        """A training step of a model with synchronized BatchNormalization that cannot
+        synchronize across replicas runs on the Variables' device with the whole batch
+        (the same result): its replicas would run in turn, or under ``jit_compile``
+        (a compiled program cannot meet the other replicas halfway). Sets the path."""
+        if not self._synchronized_bn():
+            return False
+        if self.last_path == "engine" and compiled_steps(self.model) is None:
+            return False
+        why = self.step_reason or "jit_compile"
+        self.step_reason = (f"BatchNormalization(synchronized=True) cannot synchronize "
+                            f"replicas run in turn ({why}): the step runs on one device "
+                            "with the whole batch")
+        self.last_path = "in turn"
+        return True
 
     def _compiled_ready(self, ctx, kind, part) -> bool:
         """True unless ``ctx``'s compiled steps would warm up or trace for ``part``."""

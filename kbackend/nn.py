@@ -464,10 +464,15 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
 
 # ---------------------------------------------------------------- normalization
 def moments(x, axes, keepdims=False, synchronized=False):
-    if synchronized:
-        raise NotImplementedError("kbackend: moments(synchronized=True) is not supported")
     x = _float(x)
     axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
+    if synchronized:
+        # the global batch's statistics over a data-parallel step's replicas; elsewhere
+        # the batch seen here is the whole one (kbackend/sync_moments.py)
+        from kbackend import sync_moments
+
+        if (step := sync_moments.current()) is not None:
+            return sync_moments.moments(x, axes, keepdims, step)
     ori = standardize_dtype(x.dtype)
     if ori in ("float16", "bfloat16"):
         x = cast(x, "float32")
