@@ -32,9 +32,11 @@ Example::
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -101,10 +103,17 @@ def run_section(name: str, fn, limit: float, report: dict) -> dict:
 
 
 # ---------------------------------------------------------------------- children
+_KERAS_HOME: list = []
+
+
 def _child_env(dry: bool) -> dict:
     env = dict(os.environ)
     env["KERAS_BACKEND"] = "kbackend"
-    env.setdefault("KERAS_HOME", tempfile.mkdtemp(prefix="device-check-keras-"))
+    if "KERAS_HOME" not in env:  # a scratch one, so no user's keras.json takes part
+        if not _KERAS_HOME:
+            _KERAS_HOME.append(tempfile.mkdtemp(prefix="device-check-keras-"))
+            atexit.register(shutil.rmtree, _KERAS_HOME[0], ignore_errors=True)
+        env["KERAS_HOME"] = _KERAS_HOME[0]
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     if dry:
         env["KBACKEND_NUM_CPU_DEVICES"] = "2"
