@@ -81,7 +81,14 @@ class Context:
     def xp(self):
         """The array module for this device: numpy for CPU, cupy for GPU."""
         if self._xp is None:
-            self._xp = cuda.get_cupy()
+            xp = cuda.get_cupy()
+            n = cuda.gpu_count()
+            if self.device_id >= n:  # CuPy without a GPU or driver (e.g. to compile kernels)
+                raise RuntimeError(
+                    f"{self!r}: no such CUDA device: CuPy is installed but sees {n} GPU(s) "
+                    "(no GPU here, or the NVIDIA driver is missing or older than CuPy's "
+                    "CUDA)")
+            self._xp = xp
         return self._xp
 
     @property

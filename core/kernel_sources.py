@@ -13,7 +13,8 @@ launching code does not use this module.
   ``RawKernel``'s whole CUDA source (a ``str``, compiled as it is).
 - :func:`launch_types`: the type placeholders' dtypes as CuPy's launch decides them
   (scalars bind none); :func:`elementwise_code` the source CuPy generates for them.
-- :func:`compile_ptx`: NVRTC, with the options CuPy compiles its kernels with.
+- :func:`compile_ptx`: NVRTC, with the options CuPy compiles its kernels with;
+  :func:`nvrtc_missing` says what is missing to run it (None when nothing is).
 
 Example:
     >>> spec = ("G g, T lr", "P w", "w = (P)((T)w - lr * (T)g);", "kb_half")
@@ -31,7 +32,7 @@ import re
 import numpy
 
 __all__ = ["declared_kernels", "param_types", "launch_types", "elementwise_code",
-           "compile_ptx", "optimizer_type_cases"]
+           "compile_ptx", "nvrtc_missing", "optimizer_type_cases"]
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 _PACKAGES = ("core", "gluon")
@@ -185,6 +186,30 @@ def elementwise_code(spec: tuple, types: dict, scalars=(), ndim: int = 1,
     return headers + code
 
 
+def nvrtc_missing() -> str | None:
+    """What :func:`compile_ptx` lacks here (CuPy, NVRTC, the CUDA headers), or None.
+
+    Returns:
+        A sentence naming the missing piece and the package that brings it, or None.
+    """
+    try:
+        import cupy  # noqa: F401
+        from cupy._core import core as cupy_core
+    except Exception as e:  # noqa: BLE001 - ImportError, or a broken install
+        return f"needs CuPy (pip install cupy-cuda13x): {e}"
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as e:  # noqa: BLE001 - libnvrtc missing or unloadable
+        return f"needs NVRTC (pip install nvidia-cuda-nvrtc): {e}"
+    try:
+        cupy_core.assemble_cupy_compiler_options(())
+    except RuntimeError as e:
+        return f"needs the CUDA headers (pip install nvidia-cuda-runtime): {e}"
+    return None
+
+
 def compile_ptx(source: str, name: str, arch: str = "compute_80") -> bytes:
     """Compile ``source`` to PTX with NVRTC (no GPU needed), with CuPy's options.
 
@@ -202,12 +227,7 @@ def compile_ptx(source: str, name: str, arch: str = "compute_80") -> bytes:
     from cupy._core import core as cupy_core
     from cupy_backends.cuda.libs import nvrtc
 
-    try:
-        opts = cupy_core.assemble_cupy_compiler_options(())
-    except RuntimeError:  # no CUDA toolkit headers: CuPy's own headers may suffice
-        include = cupy_core._get_header_dir_path()
-        opts = (*cupy_core._get_cccl_include_options(), "--std=c++17", f"-I{include}")
-    opts += ("-ftz=true", "--device-as-default-execution-space", f"-arch={arch}")
+    opts = cupy_core.assemble_cupy_compiler_options(()) + ("-ftz=true", "--device-as-default-execution-space", f"-arch={arch}")
     prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
     try:
         nvrtc.compileProgram(prog, list(opts))
