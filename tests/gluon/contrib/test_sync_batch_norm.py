@@ -180,3 +180,42 @@ def test_a_used_layer_still_deep_copies():
     clone = copy.deepcopy(bn)
     assert batch_sync.rendezvous_of(clone, 2) is not first
     assert batch_sync.rendezvous_of(bn, 2) is first
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_trainer_forward_backward_with_gluon_nn_sync_bn_equals_one_context(hybridize):
+    from gluon import Trainer
+    from gluon import loss as gloss
+
+    rs = np.random.RandomState(3)
+    x = nd.array(rs.normal(2.0, 3.0, (8, 3)).astype("float32"))
+    y = nd.array(rs.normal(size=(8, 1)).astype("float32"))
+
+    def net_and_trainer(bn, ctx):
+        net = nn.HybridSequential()
+        net.add(nn.Dense(4, in_units=3), bn, nn.Dense(1, in_units=4))
+        net.initialize(ctx=ctx)
+        for p, w in zip(net.collect_params().values(), ref_values):
+            p.set_data(w)
+        if hybridize:
+            net.hybridize()
+        return net, Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+
+    seed = nn.HybridSequential()
+    seed.add(nn.Dense(4, in_units=3), nn.BatchNorm(in_channels=4), nn.Dense(1, in_units=4))
+    seed.initialize()
+    ref_values = [p.data().copy() for p in seed.collect_params().values()]
+    one, t1 = net_and_trainer(nn.BatchNorm(in_channels=4), cpu(0))
+    two, t2 = net_and_trainer(nn.SyncBatchNorm(in_channels=4, num_devices=2), CTXS[:2])
+    l2 = gloss.L2Loss()
+    for _ in range(2):
+        with autograd.record():
+            loss = l2(one(x), y)
+        loss.backward()
+        t1.step(8)
+        t2.forward_backward(lambda a, b: l2(two(a), b), x, y)
+        t2.step(8)
+    for p1, p2 in zip(one.collect_params().values(), two.collect_params().values()):
+        for c in CTXS[:2]:
+            np.testing.assert_allclose(p2.data(c).asnumpy(), p1.data().asnumpy(),
+                                       rtol=1e-4, atol=1e-5, err_msg=p1.name)
