@@ -366,9 +366,12 @@ def test_mxnet_names():
     alias.install()
     try:
         import mxnet as mx
+        from mxnet.contrib import amp as contrib
         from mxnet.contrib.amp import amp as contrib_amp
+        from mxnet.contrib.amp.amp import bfloat16 as bf16
 
-        assert contrib_amp is amp_mod
+        assert contrib_amp.init is amp.init and contrib_amp.scale_loss is amp.scale_loss
+        assert contrib.init_trainer is amp.init_trainer and bf16 == bfloat16
         assert mx.amp.init is amp.init and mx.contrib.amp.scale_loss is amp.scale_loss
         assert mx.amp.list_lp16_ops("float16") == amp.list_lp16_ops("float16")
     finally:
