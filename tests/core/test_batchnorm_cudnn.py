@@ -53,6 +53,7 @@ def _plain(x, gamma, beta, mean, var, eps):
 
 @pytest.mark.parametrize("shape", [(4, 3, 2, 2), (2, 2, 3, 2, 2)])
 def test_batchnorm_through_fake_cudnn_with_tiny_eps_is_the_plain_formula(fake, shape):
+    # 4-d data goes through (fake) cuDNN; 5-d data through the elementwise path
     rng = np.random.default_rng(0)
     x = (rng.normal(size=shape) * 1e-3).astype("float64")  # var ~1e-6: eps matters
     gamma, beta = rng.uniform(0.5, 1.5, shape[1]), rng.normal(size=shape[1])
@@ -68,7 +69,8 @@ def test_batchnorm_through_fake_cudnn_with_tiny_eps_is_the_plain_formula(fake, s
     y = nd.BatchNorm(*args, mm, mv, eps=1e-9, fix_gamma=False)  # inference
     np.testing.assert_allclose(y.asnumpy(), _plain(x, gamma, beta, mm_np, mv_np, 1e-9),
                                rtol=1e-9, atol=1e-12)
-    assert fake.eps_seen == [1e-5, 1e-5]  # cuDNN was given its minimum both times
+    # cuDNN was given its minimum both times
+    assert fake.eps_seen == ([1e-5, 1e-5] if len(shape) == 4 else [])
 
 
 def test_fake_cudnn_path_equals_the_elementwise_path_with_gradients(monkeypatch):

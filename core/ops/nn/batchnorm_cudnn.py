@@ -9,8 +9,8 @@ variance: two passes) are computed first and the normalization is cuDNN's infere
 kernel with them, so the compensation applies in both modes.
 
 Used where CuPy exposes cuDNN (``cupyx.cudnn``, CuPy 13 and older with cuDNN
-installed), for NCHW/NCDHW data normalized over axis 1; otherwise (CuPy 14, which has
-no cuDNN, other layouts, NumPy) :func:`forward` returns None and the elementwise path
+installed), for NCHW data normalized over axis 1; otherwise (CuPy 14, which has
+no cuDNN, other layouts, 5-d data, whose derived descriptor CuPy 13 reads as 4-d, NumPy) :func:`forward` returns None and the elementwise path
 runs. The CPU tests run this module with a fake ``cudnn`` (:data:`_fake_cudnn` is how a
 test installs one).
 
@@ -85,7 +85,7 @@ def forward(xp, data, gamma, beta, eps: float, fix_gamma: bool, axis: int, stats
 
     Args:
         xp: the array module of ``data``.
-        data: the input, NCHW (4-d) or NCDHW (5-d).
+        data: the input, NCHW (4-d).
         gamma, beta: per-channel scale and offset (``gamma`` ignored with ``fix_gamma``).
         eps: the caller's epsilon (any positive value: compensated below 1e-5).
         fix_gamma: use a scale of 1.
@@ -98,7 +98,7 @@ def forward(xp, data, gamma, beta, eps: float, fix_gamma: bool, axis: int, stats
         does not take this layout or dtype.
     """
     found = cudnn_module(xp)
-    if (found is None or axis not in (1, 1 - data.ndim) or data.ndim not in (4, 5)
+    if (found is None or axis not in (1, 1 - data.ndim) or data.ndim != 4
             or numpy.dtype(data.dtype).name not in _DTYPES):
         return None
     cudnn, mode = found
