@@ -18,8 +18,8 @@ launching code does not use this module.
 
 Example:
     >>> spec = ("G g, T lr", "P w", "w = (P)((T)w - lr * (T)g);", "kb_half")
-    >>> sorted(declared_kernels())[:1]
-    ['core.optimizer.adagrad._ADADELTA_KERNEL']
+    >>> declared_kernels()["core.optimizer.adam._ADAM_KERNEL"][3]
+    'kb_adam_update'
     >>> param_types(spec)
     (('G', 'T'), ('P',))
 """
@@ -31,12 +31,12 @@ import re
 
 import numpy
 
-__all__ = ["declared_kernels", "param_types", "launch_types", "elementwise_code",
-           "compile_ptx", "nvrtc_missing", "optimizer_type_cases"]
+__all__ = ["compile_ptx", "declared_kernels", "elementwise_code", "launch_types",
+           "nvrtc_missing", "optimizer_type_cases", "param_types"]
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 _PACKAGES = ("core", "gluon")
-_SPEC_NAME = re.compile(r"^\s*(_[A-Z0-9_]*_KERNEL)\s*=", re.M)
+_SPEC_NAME = re.compile(r"^([A-Z_][A-Z0-9_]*_KERNEL)\s*[:=]", re.MULTILINE)  # module level
 
 
 def declared_kernels() -> dict:
