@@ -1,7 +1,7 @@
 """AMP (automatic mixed precision), MXNet 1.9's ``mx.amp`` / ``mxnet.contrib.amp`` API.
 
 :func:`init` makes the ``core.nd`` and ``core.sym`` functions of the op lists
-(:mod:`core.amp.lists`) cast their inputs: matrix products and convolutions run in
+(:mod:`core.amp.lists`) cast their inputs: fully-connected layers and convolutions run in
 float16 or bfloat16, what needs range or accuracy runs in float32, the rest as given.
 Parameters stay float32 (the master weights): a cast's gradient is cast back, so every
 parameter gets a float32 gradient. Gluon layers call ``F.FullyConnected`` and the like
@@ -157,8 +157,9 @@ def list_loss_output_functions(target_dtype) -> list:
 
 
 def list_lp16_use_fp32_params(target_dtype) -> dict | None:
-    """``{op: [stays float32, per input]}`` for low-precision ops with float32
-    parameters (bfloat16's BatchNorm), None for float16 (MXNet's answer).
+    """``{op: [per input, its name if it stays float32, else '']}`` for low-precision
+    ops with float32 parameters (bfloat16's BatchNorm), None for float16 (MXNet's
+    answer).
 
     Example:
         >>> from core import amp
@@ -195,9 +196,10 @@ def _casting(f, name: str, dtype: numpy.dtype, keep=None, cond=None):
     """``f`` with its array arguments cast to ``dtype``; ``keep``: per input position,
     True for inputs left alone; ``cond``: ``(attribute, values)`` that must match."""
     keep_names = set()
-    if keep:
+    if keep:  # MXNet's format: per input, its name if it stays float32, else ''
         names = [n.rstrip("?") for n in _input_names(name)]
-        keep_names = {n for n, k in zip(names, keep) if k}
+        keep_names = {n for n, k in zip(names, keep) if k} | {k for k in keep
+                                                              if isinstance(k, str) and k}
 
     @functools.wraps(f)
     def amp_fn(*args, **kwargs):
@@ -254,6 +256,8 @@ def _grad_scaling(f, scaler: LossScaler):
 
 def _replace(module, name: str, make) -> None:
     f = getattr(module, name, None)
+    if f is None and module is _sym:  # imperative-only functions (core.nd is the authority)
+        return
     if f is None:
         raise ValueError(f"amp.init: {module.__name__} has no function {name!r} (op lists "
                          "name core.nd functions)")

@@ -8,10 +8,14 @@ the dtype they are given. Data inputs are float32 (an FP32 model); parameters ar
 float32 unless ``cast_optional_params`` stores those read only by low-precision ops in
 the target dtype (their ``__dtype__`` attribute, and the arrays cast to match). One cast
 node per (value, dtype), shared by its readers; ``excluded_sym_names`` names nodes left
-as they are.
+as they are. As MXNet 1.9's pass does, every output of the graph that is not float32
+is cast back to float32 (the low precision stays inside the graph), and the casts are
+named as MXNet names them (``data_amp_cast_float16``, ``fc1_output_amp_cast_float32``,
+``relu0_0_amp_cast_float32``).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -27,6 +31,15 @@ __all__ = ["convert_hybrid_block", "convert_model", "convert_symbol"]
 
 _F16, _F32 = numpy.dtype(numpy.float16), numpy.dtype(numpy.float32)
 
+# MXNet's output names (FListOutputNames) of its legacy operators, which its cast nodes'
+# names use; other operators' outputs are named by their index
+_OUTPUT_NAMES = {
+    "Activation": ("output",), "BatchNorm": ("output", "mean", "var"),
+    "Concat": ("output",), "Convolution": ("output",), "Deconvolution": ("output",),
+    "Dropout": ("output", "mask"), "FullyConnected": ("output",),
+    "LeakyReLU": ("output",), "Pooling": ("output",), "SoftmaxOutput": ("output",),
+}
+
 
 def _lists(target_dtype, what):
     from . import amp
@@ -37,13 +50,28 @@ def _lists(target_dtype, what):
         amp.list_lp16_use_fp32_params(dt) or {}, amp.list_lp16_fp32_ops(dt)
 
 
-def _promote(dts):
-    fl = [d for d in dts if d is not None and d in (_F16, _F32, bfloat16)]
+def _output_dtype(dts):
+    """An op's output dtype from its inputs' (MXNet's pass: the first input's when it is
+    a float; BatchNorm's float16 data and float32 parameters give float16)."""
+    if dts and dts[0] in (_F16, _F32, bfloat16):
+        return dts[0]
+    fl = [d for d in dts if d in (_F16, _F32, bfloat16)]
     if not fl:
         return dts[0] if dts else _F32
-    if len(set(fl)) > 1:
-        return _F32
-    return fl[0]
+    return fl[0] if len(set(fl)) == 1 else _F32
+
+
+@functools.cache
+def _aliases(op: str) -> tuple:
+    """The names of the operator that a graph JSON calls ``op``: its registry name and
+    its ``core.nd`` names (the lists use the latter; JSON may hold either)."""
+    from ..ops.registry import REGISTRY
+
+    for o in REGISTRY.values():
+        names = [o.name, *(e if isinstance(e, str) else e[0] for e in o.nd)]
+        if op in names:
+            return tuple(dict.fromkeys([op, *names]))
+    return (op,)
 
 
 def convert_symbol(sym: Symbol, target_dtype="float16", target_dtype_ops=None,
@@ -75,8 +103,10 @@ def convert_symbol(sym: Symbol, target_dtype="float16", target_dtype_ops=None,
         >>> conv = amp.convert_symbol(net, "float16")
         >>> out = conv.eval(data=nd.ones((1, 3)), fc_weight=nd.ones((2, 3)),
         ...                 fc_bias=nd.zeros((2,)))[0]
-        >>> out.dtype
-        dtype('float16')
+        >>> out.dtype  # the FullyConnected ran in float16; outputs are cast back
+        dtype('float32')
+        >>> [n for n in conv.get_internals().list_outputs() if "amp_cast" in n]
+        ['data_amp_cast_float16_output', 'fc_weight_amp_cast_float16_output', 'fc_bias_amp_cast_float16_output', 'fc_output_amp_cast_float32_output']
     """
     if not isinstance(sym, Symbol):
         raise TypeError(f"amp.convert_symbol: first argument should be a Symbol, got "
@@ -117,22 +147,31 @@ def _rewrite(doc, dt, lp16, fp32, cond, widest, keep, excluded, data_names, cast
                       and "__dtype__" not in (n.get("attrs") or {})]
     data_names = set(data_names)
 
+    def member(op, names):
+        """Whether JSON op name ``op`` (or another name of the same operator) is listed."""
+        return any(a in names for a in _aliases(op))
+
+    def pick(op, table):
+        for a in _aliases(op):
+            if a in table:
+                return table[a]
+        return None
+
     def runs_in(n):
         op, name = n["op"], n["name"]
         if name in excluded:
             return None
-        if op in lp16:
+        if member(op, lp16):
             return dt
-        if op in fp32:
+        if member(op, fp32):
             return _F32
-        if op in cond:
-            attr, values = cond[op]
-            if str((n.get("attrs") or {}).get(attr)) in values:
-                return _F32
+        c = pick(op, cond)
+        if c is not None and str((n.get("attrs") or {}).get(c[0])) in c[1]:
+            return _F32
         return None
 
     def kept(n, pos):
-        k = keep.get(n["op"])
+        k = pick(n["op"], keep)
         return bool(k and pos < len(k) and k[pos])
 
     out_nodes, new_index, dtypes, casts = [], {}, {}, {}
@@ -144,6 +183,24 @@ def _rewrite(doc, dt, lp16, fp32, cond, widest, keep, excluded, data_names, cast
         return len(out_nodes) - 1
 
     counts_out = []
+
+    def cast_of(r, want):
+        """The node casting entry ``r`` (new index, output) to ``want`` (made once)."""
+        key = (r[0], r[1], want.name)
+        if key not in casts:
+            src = out_nodes[r[0]]
+            suffix = ""
+            if src["op"] != "null":
+                names = _OUTPUT_NAMES.get(src["op"], ())
+                if src["op"] == "SliceChannel":
+                    suffix = f"_output{r[1]}"
+                else:
+                    suffix = "_" + (names[r[1]] if r[1] < len(names) else str(r[1]))
+            cast = {"op": "amp_cast", "name": f"{src['name']}{suffix}_amp_cast_{want.name}",
+                    "attrs": {"dtype": want.name}, "inputs": [[r[0], r[1], 0]]}
+            casts[key] = emit(cast, 1, want)
+        return casts[key]
+
     for i, n in enumerate(nodes):
         if n["op"] == "null":
             attrs = dict(n.get("attrs") or {})
@@ -165,7 +222,7 @@ def _rewrite(doc, dt, lp16, fp32, cond, widest, keep, excluded, data_names, cast
         want = runs_in(n)
         refs = [(new_index[src], idx, *rest) for src, idx, *rest in n.get("inputs", [])]
         in_dts = [dtypes[r[0]] for r in refs]
-        if want is None and n["op"] in widest and n["name"] not in excluded \
+        if want is None and member(n["op"], widest) and n["name"] not in excluded \
                 and len({d for d in in_dts if d in (_F16, _F32, bfloat16)}) > 1:
             want = _F32
         if want is not None:
@@ -173,27 +230,25 @@ def _rewrite(doc, dt, lp16, fp32, cond, widest, keep, excluded, data_names, cast
                 if kept(n, pos) or in_dts[pos] not in (_F16, _F32, bfloat16) \
                         or in_dts[pos] == want:
                     continue
-                key = (r[0], r[1], want.name)
-                if key not in casts:
-                    src = out_nodes[r[0]]
-                    suffix = "" if counts_out[r[0]] == 1 else str(r[1])
-                    cast = {"op": "amp_cast", "name": f"{src['name']}{suffix}_amp_cast_"
-                            f"{want.name}", "attrs": {"dtype": want.name},
-                            "inputs": [[r[0], r[1], 0]]}
-                    casts[key] = emit(cast, 1, want)
-                refs[pos] = [casts[key], 0, 0]
+                refs[pos] = [cast_of(r, want), 0, 0]
                 in_dts[pos] = want
             out_dt = want
         else:
-            out_dt = _promote(in_dts)
+            out_dt = _output_dtype(in_dts)
         new_index[i] = emit(dict(n, inputs=[list(r) for r in refs]), counts[i], out_dt)
+    heads = []
+    for h in doc["heads"]:
+        r = [new_index[h[0]], *h[1:]]
+        if dtypes[r[0]] in (_F16, bfloat16):  # MXNet: the graph's outputs are float32
+            r = [cast_of(r, _F32), 0, 0]
+        heads.append(r)
     out = dict(doc)
     out["nodes"] = out_nodes
     out["arg_nodes"] = [i for i, n in enumerate(out_nodes) if n["op"] == "null"]
     out["node_row_ptr"] = [0]
     for c in counts_out:
         out["node_row_ptr"].append(out["node_row_ptr"][-1] + c)
-    out["heads"] = [[new_index[h[0]], *h[1:]] for h in doc["heads"]]
+    out["heads"] = heads
     return out
 
 

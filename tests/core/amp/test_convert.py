@@ -8,6 +8,7 @@ from core import amp, nd, sym
 from core.amp import amp as amp_mod
 from core.dtypes import bfloat16
 from gluon import nn
+from tests.mxnet_ref import requires_mxnet, run_mxnet
 
 F16, F32 = np.dtype("float16"), np.dtype("float32")
 
@@ -33,7 +34,15 @@ def test_convert_hybrid_block_output_dtype_and_values(dt, cast_optional):
     ref = net(x).asnumpy()
     conv = amp.convert_hybrid_block(net, dt, cast_optional_params=cast_optional)
     out = conv(x)
-    assert out.dtype == np.dtype(dt)
+    assert out.dtype == F32  # MXNet 1.9: the graph's outputs are cast back to float32
+    internals = conv._symbol.get_internals()
+    last_fc = [n for n in internals.list_outputs()
+               if n.startswith("fullyconnected") and "amp_cast" not in n][-1]
+    assert last_fc.endswith("_output")
+    args = {k: p.data() for k, p in conv.collect_params().items()}
+    inner = internals[last_fc].eval(data=x, **args)[0]
+    assert inner.dtype == np.dtype(dt)  # the Dense ran in the target dtype
+    np.testing.assert_allclose(inner.asnumpy().astype(np.float32), ref, rtol=0.05, atol=0.02)
     np.testing.assert_allclose(out.asnumpy().astype(np.float32), ref, rtol=0.05, atol=0.02)
     params = [(k, p.data().dtype) for k, p in conv.collect_params().items()]
     want = np.dtype(dt) if cast_optional else F32
@@ -59,12 +68,13 @@ def test_convert_symbol_casts_by_list_and_shares_casts():
     conv = amp.convert_symbol(out, "float16")
     names = [n for op, n in _ops(conv) if op in ("Cast", "amp_cast")]
     assert names.count("data_amp_cast_float16") == 1  # one cast, two readers
-    assert "add_amp_cast_float32" in names              # softmax in float32
+    assert "add_0_amp_cast_float32" in names            # softmax in float32
     args = {"data": nd.ones((2, 3)), "fc1_weight": nd.ones((4, 3)), "fc1_bias": nd.zeros(4),
             "fc2_weight": nd.ones((4, 3)), "fc2_bias": nd.zeros(4)}
     res = conv.eval(**args)[0]
     assert res.dtype == F32
     np.testing.assert_allclose(res.asnumpy(), 0.25)
+    assert "fc1_output_amp_cast_float32" not in names  # add's inputs: both float16
     internals = conv.get_internals()
     fc = internals["fc1_output"].eval(**args)[0]
     assert fc.dtype == F16
@@ -91,8 +101,9 @@ def test_convert_model_casts_optional_params():
     assert a["fc_weight"].dtype == bfloat16 and x == {}
     assert args["fc_weight"].dtype == F32  # the caller's dict is left alone
     out = s.eval(data=nd.ones((1, 3)), **a)[0]
-    assert out.dtype == bfloat16
-    np.testing.assert_allclose(out.asnumpy().astype(np.float32), [[3.0, 3.0]])
+    assert out.dtype == F32
+    np.testing.assert_allclose(out.asnumpy(), [[3.0, 3.0]])
+    assert "fc_weight_amp_cast_bfloat16" not in [n for _, n in _ops(s)]  # stored bfloat16
     _, a2, _ = amp.convert_model(fc, args, {}, "float16")
     assert a2["fc_weight"].dtype == F32
     with pytest.raises(TypeError, match="arg_params"):
@@ -106,6 +117,40 @@ def test_init_wraps_symbol_functions():
         s = sym.FullyConnected(sym.var("data"), sym.var("w"), no_bias=True, num_hidden=2)
         assert ("Cast" in [op for op, _ in _ops(s)])
         out = s.eval(data=nd.ones((1, 3)), w=nd.ones((2, 3)))[0]
-        assert out.dtype == F16
+        assert out.dtype == F16  # init's casts: the op's own output, not a converted graph
     finally:
         amp_mod._uninit()
+
+
+_GRAPH = """
+data = {S}.var("data")
+fc1 = {S}.FullyConnected(data, num_hidden=4, name="fc1")
+fc2 = {S}.FullyConnected(data, num_hidden=4, name="fc2")
+add = {S}.broadcast_add(fc1, {S}.exp(fc2, name="ex"), name="add")
+act = {S}.Activation(add, act_type="softrelu", name="act")
+bn = {S}.BatchNorm(fc2, name="bn")
+out = {S}.Group([{S}.softmax(act, name="sm"), {S}.relu(fc1, name="r"), {S}.Flatten(bn, name="f")])
+"""
+
+
+def _structure(doc):
+    nodes = doc["nodes"]
+    op = {"cast": "amp_cast"}  # ours writes the cast op's own name, and lower-case Flatten
+    return sorted((op.get(n["op"].lower(), n["op"].lower()), n["name"],
+                   tuple(nodes[i[0]]["name"] for i in n["inputs"]),
+                   n.get("attrs", {}).get("dtype") if n["op"] in ("Cast", "amp_cast") else None)
+                  for n in nodes)
+
+
+@requires_mxnet
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_convert_symbol_matches_mxnet(dt):
+    """The same casts, names and wiring as MXNet 1.9.1's ReducePrecision pass."""
+    code = ("import json, mxnet as mx\nfrom mxnet.contrib import amp\n"
+            + _GRAPH.replace("{S}", "mx.sym")
+            + f"print(amp.convert_symbol(out, {dt!r}).tojson(remove_amp_cast=False))")
+    theirs = json.loads(run_mxnet(code))
+    ns = {"sym": sym}
+    exec(_GRAPH.replace("{S}", "sym"), ns)  # noqa: S102 - our own test source
+    ours = json.loads(amp.convert_symbol(ns["out"], dt).tojson(remove_amp_cast=False))
+    assert _structure(ours) == _structure(theirs)
