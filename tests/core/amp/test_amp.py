@@ -1,4 +1,6 @@
 """AMP (core.amp): op lists, init's casts, dynamic loss scaling with a Gluon Trainer."""
+import json
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from core.amp.loss_scaler import LossScaler, grads_finite
 from core.dtypes import bfloat16
 from gluon import Trainer, nn
 from gluon import loss as gloss
+from tests.mxnet_ref import requires_mxnet, run_mxnet
 
 F16, F32 = np.dtype("float16"), np.dtype("float32")
 
@@ -380,3 +383,39 @@ def test_mxnet_names():
     finally:
         if not was:
             alias.uninstall()
+
+
+_INIT_CALLS = """
+x = ND.ones((2, 3)); w = ND.ones((4, 3)); b = ND.zeros((4,))
+fc = ND.FullyConnected(x, w, b, num_hidden=4)
+img = ND.ones((1, 1, 4, 4)); k = ND.ones((2, 1, 3, 3))
+res = {
+    "fc": fc, "softmax": ND.softmax(fc), "relu": ND.relu(fc),
+    "act_softrelu": ND.Activation(fc, act_type="softrelu"),
+    "act_relu": ND.Activation(fc, act_type="relu"),
+    "bcast_add_mixed": ND.broadcast_add(fc, ND.ones((2, 4))), "concat": ND.Concat(fc, fc, dim=1),
+    "conv": ND.Convolution(img, k, no_bias=True, kernel=(3, 3), num_filter=2),
+    "exp": ND.exp(fc), "flatten": ND.Flatten(fc), "sum": ND.sum(fc),
+    "bn": ND.BatchNorm(fc, ND.ones(4), ND.zeros(4), ND.zeros(4), ND.ones(4)),
+    "dot": ND.dot(fc, ND.ones((4, 2))),
+}
+"""
+
+
+@requires_mxnet
+def test_init_dtypes_match_mxnet_bfloat16():
+    """After amp.init('bfloat16'), each call's output dtype is MXNet 1.9.1's (on CPU)."""
+    code = ("import json, numpy as np, mxnet as mx\nfrom mxnet.contrib import amp\n"
+            "amp.init('bfloat16')\nND = mx.nd\n" + _INIT_CALLS
+            + "print(json.dumps({k: 'bfloat16' if v.dtype == amp.amp.bfloat16 else "
+              "np.dtype(v.dtype).name for k, v in res.items()}))")
+    theirs = json.loads(run_mxnet(code))
+    amp_mod._uninit()
+    amp.init("bfloat16")
+    try:
+        ns = {"ND": nd}
+        exec(_INIT_CALLS, ns)  # noqa: S102 - our own test source
+        ours = {k: str(v.dtype) for k, v in ns["res"].items()}
+    finally:
+        amp_mod._uninit()
+    assert ours == theirs
