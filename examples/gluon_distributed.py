@@ -125,8 +125,12 @@ def train(args) -> float:
     net.hybridize()
     for p in net.collect_params().values():
         kv.init(f"check-{p.name}", p.data())
+    # the updates run on the workers (each applies the same update to the same summed
+    # gradient): the store also sums this script's counters and checks with pushpull,
+    # which an optimizer set on the store would apply to them
     trainer = gluon.Trainer(net.collect_params(), "sgd",
-                            {"learning_rate": args.lr, "momentum": 0.9}, kvstore=kv)
+                            {"learning_rate": args.lr, "momentum": 0.9}, kvstore=kv,
+                            update_on_kvstore=False)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     epochs = 2 if args.short else args.epochs
     global_batch = args.batch_size * kv.num_workers

@@ -115,8 +115,6 @@ def train(args) -> float:
 
     net = build_net()
     net.initialize(core.init.Xavier(magnitude=2.24), ctx=ctx)
-    if args.hybridize:
-        net.hybridize()
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     epochs = 1 if args.short else args.epochs
     steps = epochs * len(train_loader)
@@ -127,7 +125,9 @@ def train(args) -> float:
     print(f"digits: {len(x_tr)} training, {len(x_va)} validation and {len(x_te)} test "
           f"examples; {epochs} epoch(s) of {len(train_loader)} batches of {args.batch_size}, "
           f"Adam lr {args.lr} with cosine decay", flush=True)
-    net.summary(nd.zeros((1, 1, 8, 8), ctx=ctx))
+    net.summary(nd.zeros((1, 1, 8, 8), ctx=ctx))  # before hybridize(), as MXNet requires
+    if args.hybridize:
+        net.hybridize()
 
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
