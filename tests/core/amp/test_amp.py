@@ -348,10 +348,12 @@ def test_conv_net_step(amp_on, hybridize):
     assert all(p.data().dtype == F32 for p in net.collect_params().values())
 
 
-def test_overflow_skip_over_two_contexts(amp_f16):
+@pytest.mark.parametrize("store", [(None, None), ("device", True), ("device", False)])
+def test_overflow_skip_over_two_contexts(amp_f16, store):
     ctxs = [cpu(0), cpu(1)]
     net = _mlp(ctx=ctxs)
-    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1}, kvstore=store[0],
+                      update_on_kvstore=store[1])
     amp.init_trainer(trainer, LossScaler(init_scale=2.0 ** 130))
     before = _weights(net)
     loss_fn = gloss.SoftmaxCrossEntropyLoss()
