@@ -42,9 +42,9 @@ def gpu_count() -> int:
 
 
 @functools.cache
-def elementwise(in_params: str, out_params: str, body: str, name: str):
+def elementwise(in_params: str, out_params: str, body: str, name: str, preamble: str = ""):
     """A memoized ``cupy.ElementwiseKernel``; built on first use."""
-    return get_cupy().ElementwiseKernel(in_params, out_params, body, name)
+    return get_cupy().ElementwiseKernel(in_params, out_params, body, name, preamble=preamble)
 
 
 @functools.cache

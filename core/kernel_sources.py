@@ -128,10 +128,9 @@ def launch_types(spec: tuple, arrays: dict, scalars=()) -> dict:
     Raises:
         TypeError: naming the kernel and the placeholders no array binds.
     """
-    import cupy
 
     ins, outs = param_types(spec)
-    kern = cupy.ElementwiseKernel(*spec)
+    kern = _kernel_of(spec)
     in_dt = tuple(None if t in scalars else _resolve(t, arrays) for t in ins)
     out_dt = tuple(_resolve(t, arrays) for t in outs)
     try:
@@ -141,6 +140,13 @@ def launch_types(spec: tuple, arrays: dict, scalars=()) -> dict:
                         f"no array argument binds it (arrays {in_dt}, outputs "
                         f"{out_dt})") from None
     return {k: numpy.dtype(v) for k, v in type_map._pairs}
+
+
+def _kernel_of(spec: tuple):
+    """CuPy's ElementwiseKernel for ``(in, out, body, name[, preamble])``."""
+    import cupy
+
+    return cupy.ElementwiseKernel(*spec[:4], preamble=spec[4] if len(spec) > 4 else "")
 
 
 def _resolve(t: str, types: dict):
@@ -166,7 +172,7 @@ def elementwise_code(spec: tuple, types: dict, scalars=(), ndim: int = 1,
     from cupy._core import _carray, _kernel, _scalar
     from cupy._core import core as cupy_core
 
-    kern = cupy.ElementwiseKernel(*spec)
+    kern = _kernel_of(spec)
     ins, outs = param_types(spec)
     placeholders = {t for t in ins + outs if t in types}
     type_map = _kernel._TypeMap(tuple(sorted((t, numpy.dtype(types[t]))

@@ -24,12 +24,14 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy
+
 from .. import cuda
 from ..ndarray import NDArray
 from . import _cpu, _sparse
 from .optimizer import Optimizer, compute_dtype, raw, use_kernel
 
-__all__ = ["CLIP_GRAD", "FusedOptimizer", "fused", "launch", "scaled_grad"]
+__all__ = ["CLIP_GRAD", "FusedOptimizer", "fused", "launch", "launch_spec", "scaled_grad"]
 
 # A clip in CUDA that works for float and double (no overload questions).
 CLIP_GRAD = "if (clip >= 0) { gr = gr > clip ? clip : (gr < -clip ? -clip : gr); }"
@@ -52,14 +54,50 @@ def scaled_grad(xp, g, rescale, clip, ct, w=None, wd=0.0, wd_first=True):
     return t
 
 
+_C_TYPES = {"float32": "float", "float64": "double"}
+
+
+def launch_spec(spec: tuple, compute) -> tuple:
+    """The kernel CuPy is given for compute dtype ``compute``: ``spec`` with its ``T``
+    written out, and a preamble that defines ``T`` for the body.
+
+    CuPy decides a type placeholder from array arguments only; ``T`` (the compute type)
+    is the scalars' type in most kernels, so it must be concrete before launch.
+
+    Args:
+        spec: ``(in_params, out_params, body, name)``.
+        compute: float32 or float64 (:func:`core.optimizer.optimizer.compute_dtype`).
+
+    Returns:
+        ``(in_params, out_params, body, name, preamble)``.
+
+    Example:
+        >>> spec = ("G g, T lr", "P w", "w = (P)((T)w - lr * (T)g);", "kb_half")
+        >>> launch_spec(spec, "float32")[:2]
+        ('G g, float32 lr', 'P w')
+        >>> launch_spec(spec, "float64")[4].strip()
+        'typedef double T;'
+    """
+    name = numpy.dtype(compute).name
+
+    def concrete(params: str) -> str:
+        return ", ".join(" ".join(name if tok == "T" else tok for tok in p.split())
+                         for p in params.split(","))
+
+    return (concrete(spec[0]), concrete(spec[1]), spec[2], spec[3],
+            f"typedef {_C_TYPES[name]} T;\n")
+
+
 def launch(spec: tuple, w, inputs: tuple, scalars: tuple, outputs: tuple) -> None:
     """Run the fused kernel ``spec`` = (in_params, out_params, body, name).
 
-    Scalars are passed as NumPy scalars of the compute dtype, which binds the kernels'
-    ``T``; ``G`` is the gradient's dtype and ``P`` the weight's.
+    ``T`` is the weight's compute dtype (:func:`launch_spec` writes it out, since CuPy
+    binds placeholders from arrays only), and scalars are passed as NumPy scalars of it;
+    ``G`` is the gradient's dtype and ``P`` the weight's.
     """
-    ct = compute_dtype(w.dtype).type
-    cuda.elementwise(*spec)(*inputs, *(ct(s) for s in scalars), *outputs)
+    ct = compute_dtype(w.dtype)
+    cuda.elementwise(*launch_spec(spec, ct))(*inputs, *(ct.type(s) for s in scalars),
+                                             *outputs)
 
 
 def _param_names(params: str) -> list:

@@ -18,6 +18,7 @@ from core import nd
 from core.ops import fused as fz
 from core.ops.fusible import FusionByAttr
 from core.ops.registry import REGISTRY, Aval
+from core.optimizer._fused import launch_spec
 from core.symbol.passes import fusion
 from core.symbol.trace import Tracer
 
@@ -50,30 +51,31 @@ def test_declared_kernels_found():
 
 @pytest.mark.parametrize("key", sorted(_DECLARED))
 def test_optimizer_kernel_compiles(key):
+    """What ``launch`` gives CuPy (``launch_spec``: T written out) compiles."""
     spec = _DECLARED[key]
     for types in ks.optimizer_type_cases(spec):
-        _compile(spec, types, scalars=("T",))
+        launched = launch_spec(spec, types["T"])
+        _compile(launched, types, scalars=(types["T"].name,))
 
 
-def _binds_compute_type(spec):
-    return "T" in ks.param_types(spec)[1]
-
-
-@pytest.mark.parametrize("key", [
-    pytest.param(k, marks=[] if _binds_compute_type(s) else pytest.mark.xfail(
-        strict=True, raises=TypeError,
-        reason="CuPy binds a type placeholder from arrays only: T, used by scalars "
-               "alone, is undecided at launch (core.optimizer._fused.launch)"))
-    for k, s in sorted(_DECLARED.items())])
+@pytest.mark.parametrize("key", sorted(_DECLARED))
 def test_optimizer_kernel_types_at_launch(key):
-    """The placeholders CuPy decides from launch's arguments (arrays P, G; scalars T)."""
+    """CuPy decides every placeholder of the launched kernel from the arrays launch
+    passes (P, G; T is concrete), as ``cupy.ElementwiseKernel.__call__`` does."""
     spec = _DECLARED[key]
     for types in ks.optimizer_type_cases(spec):
+        launched = launch_spec(spec, types["T"])
         arrays = {k: v for k, v in types.items() if k != "T"}
-        if _binds_compute_type(spec):  # an output of type T: launch allocates it so
-            arrays["T"] = types["T"]
-        got = ks.launch_types(spec, arrays, scalars=("T",))
-        assert got == types, (spec[3], got, types)
+        got = ks.launch_types(launched, arrays)
+        assert got == arrays, (spec[3], got, arrays)
+
+
+def test_a_placeholder_only_scalars_have_is_undecided():
+    """Why launch_spec exists: CuPy cannot type T from scalars alone."""
+    spec = _DECLARED["core.optimizer.sgd._SGD_KERNEL"]
+    types = ks.optimizer_type_cases(spec)[1]
+    with pytest.raises(TypeError, match="cannot type placeholder"):
+        ks.launch_types(spec, {k: v for k, v in types.items() if k != "T"}, scalars=("T",))
 
 
 @pytest.mark.parametrize("key", sorted(_RAW) or [pytest.param(None, marks=pytest.mark.skip(
