@@ -36,7 +36,6 @@ from . import nccl
 from .base import KVStoreBase
 from .comm import copy_to_all
 from .local import LocalKVStore
-from .sparse import store_like
 
 __all__ = ["DeviceKVStore"]
 
@@ -89,23 +88,10 @@ class DeviceKVStore(LocalKVStore):
         if devices is None or getattr(vals[0], "stype", "default") != "default":
             super()._push_one(k, vals)
             return
-        if stored is not None and stored.shape != vals[0].shape:
-            raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but the "
-                             f"pushed value has shape {vals[0].shape}")
+        self._check_push_shape(k, stored, vals)
         sums = self._nccl_sums(devices, vals)
-        merged = sums[[v.context for v in vals].index(ctx)]
         self._sums[k] = {v.context: s for v, s in zip(vals, sums)}
-        if self._updater is not None:
-            if stored is None:
-                raise KeyError(f"kvstore.push: key {k!r} has not been initialized; call "
-                               "init (or broadcast) before pushing to a store with an "
-                               "optimizer")
-            with autograd.pause():
-                self._updater(k, merged, stored)
-        else:
-            if stored is not None and merged.dtype != stored.dtype:
-                merged = merged.astype(stored.dtype)
-            self._store[k] = store_like(merged, stored)
+        self._apply_merged(k, sums[[v.context for v in vals].index(ctx)], stored)
 
     def _nccl_sums(self, devices, vals) -> list:
         """One NCCL all-reduce of ``vals`` (one per device): new arrays, each the sum."""

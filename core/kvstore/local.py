@@ -127,10 +127,18 @@ class LocalKVStore(KVStoreBase):
 
     def _push_one(self, k, vals) -> None:
         stored = self._store.get(k)
+        self._check_push_shape(k, stored, vals)
+        self._apply_merged(k, reduce_sum(vals, self._merge_context(k, vals, stored)), stored)
+
+    @staticmethod
+    def _check_push_shape(k, stored, vals) -> None:
         if stored is not None and stored.shape != vals[0].shape:
             raise ValueError(f"kvstore.push: key {k!r} holds shape {stored.shape}, but the "
                              f"pushed value has shape {vals[0].shape}")
-        merged = reduce_sum(vals, self._merge_context(k, vals, stored))
+
+    def _apply_merged(self, k, merged, stored) -> None:
+        """Run the optimizer on key ``k``'s stored value with the summed ``merged``, or
+        (without one) store ``merged`` as the key's value."""
         if self._updater is not None:
             if stored is None:
                 raise KeyError(f"kvstore.push: key {k!r} has not been initialized; call "
