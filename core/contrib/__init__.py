@@ -7,9 +7,9 @@ Submodules: :mod:`~core.contrib.autograd` (the pre-1.0 autograd API:
 :mod:`~core.contrib.io` (``DataLoaderIter``), :mod:`~core.contrib.text`
 (vocabularies, token embeddings) and :mod:`~core.contrib.tensorboard`
 (``LogMetricsCallback``) and :mod:`~core.contrib.amp` (AMP, the same as
-:mod:`core.amp`). ``mx.contrib.onnx`` and
-``mx.contrib.quantization`` have no counterpart here; using them raises
-``ModuleNotFoundError``.
+:mod:`core.amp`). ``mx.contrib.quantization`` has no counterpart here; using it raises
+``ModuleNotFoundError``. ``mx.contrib.onnx`` (import to Symbols and Gluon blocks) is
+:mod:`gluon.compat.onnx` through the ``mxnet`` alias; its engine is :mod:`core.onnx`.
 
 Example:
     >>> from core import contrib, nd
@@ -26,13 +26,19 @@ __all__ = ["amp", "autograd", "io", "nd", "ndarray", "sym", "symbol", "tensorboa
 
 # MXNet 1.9.1 modules that kbackend leaves to other work (ONNX, INT8 quantization)
 _MISSING = {
-    "onnx": "ONNX import/export",
     "quantization": "INT8 quantization",
     "quant": "INT8 quantization",
 }
 
 
 def __getattr__(name: str):
+    if name == "onnx":
+        # an AttributeError, so ``from mxnet.contrib import onnx`` goes on to import the
+        # submodule, which the mxnet alias resolves to gluon.compat.onnx
+        raise AttributeError(
+            "core.contrib has no onnx: MXNet's mx.contrib.onnx is gluon.compat.onnx "
+            "(through the mxnet alias, `from mxnet.contrib import onnx`); the exporter "
+            "and importer are core.onnx")
     if name in _MISSING:
         raise ModuleNotFoundError(
             f"mx.contrib.{name} ({_MISSING[name]}) has no counterpart in kbackend's "

@@ -13,7 +13,7 @@ importable but not yet imported MXNet for this process; an already imported MXNe
 never replaced.
 
 Limits: the alias is kbackend under MXNet's names, not MXNet. Modules without a
-counterpart (``mxnet.contrib.onnx``, ``mxnet.contrib.quantization``, ``mxnet.rtc``, ...)
+counterpart (``mxnet.contrib.quantization``, ``mxnet.rtc``, ...)
 raise ``ModuleNotFoundError`` naming the alias; ``mxnet.__version__`` is ``"2.0.0"``, the
 API level emulated, and ``mxnet.__kbackend_alias__`` is True.
 
@@ -87,6 +87,10 @@ ALIASES: dict[str, str] = {
     "rnn": "core.rnn",
     "contrib": "core.contrib",
     "amp": "core.amp",
+    "onnx": "core.onnx",
+    # a dotted key aliases a submodule whose parent is aliased elsewhere: MXNet's ONNX
+    # import builds a Gluon SymbolBlock, which core (mx.contrib's home) cannot import
+    "contrib.onnx": "gluon.compat.onnx",
 }
 
 _ROOT = "mxnet"
@@ -103,7 +107,16 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith(_ROOT + "."):
             return None
-        head, _, tail = fullname[len(_ROOT) + 1:].partition(".")
+        rest = fullname[len(_ROOT) + 1:]
+        # the longest aliased dotted prefix of the name ("contrib.onnx" before "contrib")
+        parts = rest.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in ALIASES:
+                tail = ".".join(parts[cut:])
+                break
+        else:
+            head, tail = parts[0], ""
         if head not in ALIASES:
             raise ModuleNotFoundError(
                 f"{fullname!r} has no counterpart in kbackend's mxnet alias "

@@ -81,7 +81,7 @@ def test_mxnet_code_runs_unchanged(installed):
 
 def test_unknown_submodule_names_the_alias(installed):
     with pytest.raises(ModuleNotFoundError, match="no counterpart in kbackend's mxnet alias"):
-        import mxnet.contrib.onnx
+        import mxnet.contrib.quantization
     with pytest.raises(ModuleNotFoundError, match="gluon.not_a_module"):
         import mxnet.gluon.not_a_module
     import mxnet
