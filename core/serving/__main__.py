@@ -1,0 +1,7 @@
+"""``python -m core.serving``: the same command as ``kbackend-serve`` (see :mod:`.cli`)."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
