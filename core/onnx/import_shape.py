@@ -1,0 +1,230 @@
+"""ONNX import rules: shapes and indexing (Reshape, Flatten, Transpose, Squeeze, Slice,
+Concat, Split, Gather, Tile, Expand, Pad, Shape, Identity, Dropout)."""
+from __future__ import annotations
+
+import numpy
+
+from .. import sym
+
+_BIG = 2 ** 30  # ONNX writes "to the end" as INT_MAX / INT_MIN
+
+
+def _ints(v) -> tuple:
+    return tuple(int(x) for x in numpy.asarray(v).reshape(-1))
+
+
+def _identity(ctx, node, a):
+    return sym.identity(ctx.sym(node.input[0]), name=ctx.node_name(node))
+
+
+def _dropout(ctx, node, a):
+    # inference: the identity; the mask output (opset 10+) is all true
+    x = ctx.sym(node.input[0])
+    out = sym.identity(x, name=ctx.node_name(node))
+    mask = sym.cast(sym.ones_like(x), dtype="bool") if len(node.output) > 1 else None
+    return [out, mask]
+
+
+def _reshape(ctx, node, a):
+    if ctx.opset < 5 or (ctx.opset < 13 and "shape" in a):
+        shape = _ints(a["shape"])
+    else:
+        shape = _ints(ctx.input_const(node, 1, "shape"))
+    x = ctx.sym(node.input[0])
+    if a.get("allowzero", 0) and 0 in shape:
+        return sym.reshape(x, shape=shape, mx_codes=False, name=ctx.node_name(node))
+    return sym.reshape(x, shape=shape, name=ctx.node_name(node))
+
+
+def _flatten(ctx, node, a):
+    x = ctx.sym(node.input[0])
+    axis = a.get("axis", 1)
+    if axis < 0:
+        axis += ctx.rank(node, 0)
+    if axis == 1:
+        return sym.Flatten(x, name=ctx.node_name(node))
+    if axis == 0:
+        return sym.reshape(x, shape=(1, -1), name=ctx.node_name(node))
+    for _ in range(axis - 1):
+        x = sym.reshape(x, shape=(-3, -2))
+    return sym.reshape(x, shape=(0, -1), name=ctx.node_name(node))
+
+
+def _transpose(ctx, node, a):
+    perm = a.get("perm")
+    x = ctx.sym(node.input[0])
+    if perm is None:
+        return sym.transpose(x, name=ctx.node_name(node))
+    return sym.transpose(x, axes=tuple(perm), name=ctx.node_name(node))
+
+
+def _axes(ctx, node, a, since: int, required: bool):
+    if ctx.opset >= since:
+        v = ctx.input_const(node, 1, "axes", required=False)
+        axes = None if v is None else _ints(v)
+    else:
+        axes = a.get("axes")
+    if axes is None and required:
+        raise ctx.error(node, "needs axes")
+    return None if axes is None else tuple(axes)
+
+
+def _squeeze(ctx, node, a):
+    axes = _axes(ctx, node, a, 13, required=False)
+    x = ctx.sym(node.input[0])
+    if axes is None:
+        return sym.squeeze(x, name=ctx.node_name(node))
+    return sym.squeeze(x, axis=axes, name=ctx.node_name(node))
+
+
+def _unsqueeze(ctx, node, a):
+    axes = _axes(ctx, node, a, 13, required=True)
+    x = ctx.sym(node.input[0])
+    shape = ctx.shape(node.input[0])
+    out_rank = None if shape is None else len(shape) + len(axes)
+    if any(ax < 0 for ax in axes):
+        if out_rank is None:
+            raise ctx.error(node, "has negative axes and its input's rank is unknown")
+        axes = tuple(ax + out_rank if ax < 0 else ax for ax in axes)
+    for ax in sorted(axes):
+        x = sym.expand_dims(x, axis=ax)
+    return sym.identity(x, name=ctx.node_name(node))
+
+
+def _slice(ctx, node, a):
+    if ctx.opset < 10:
+        starts, ends = _ints(a["starts"]), _ints(a["ends"])
+        axes = _ints(a["axes"]) if "axes" in a else tuple(range(len(starts)))
+        steps = (1,) * len(starts)
+    else:
+        starts = _ints(ctx.input_const(node, 1, "starts"))
+        ends = _ints(ctx.input_const(node, 2, "ends"))
+        v = ctx.input_const(node, 3, "axes", required=False)
+        axes = _ints(v) if v is not None else tuple(range(len(starts)))
+        v = ctx.input_const(node, 4, "steps", required=False)
+        steps = _ints(v) if v is not None else (1,) * len(starts)
+    if any(ax < 0 for ax in axes):
+        rank = ctx.rank(node, 0)
+        axes = tuple(ax + rank if ax < 0 else ax for ax in axes)
+    if 0 in steps:
+        raise ctx.error(node, f"has a zero step in steps={steps}")
+    n = max(axes) + 1 if axes else 0
+    begin, end, step = [None] * n, [None] * n, [None] * n
+    for ax, s, e, st in zip(axes, starts, ends, steps):
+        begin[ax] = None if abs(s) >= _BIG else s
+        end[ax] = None if abs(e) >= _BIG else e
+        step[ax] = st
+    return sym.slice(ctx.sym(node.input[0]), begin=tuple(begin), end=tuple(end),
+                     step=tuple(step), name=ctx.node_name(node))
+
+
+def _concat(ctx, node, a):
+    xs = ctx.inputs(node)
+    return sym.Concat(*xs, dim=a.get("axis", 1), num_args=len(xs), name=ctx.node_name(node))
+
+
+def _split(ctx, node, a):
+    axis = a.get("axis", 0)
+    n = len(node.output)
+    if ctx.opset >= 13:
+        v = ctx.input_const(node, 1, "split", required=False)
+        sizes = None if v is None else _ints(v)
+    else:
+        sizes = tuple(a["split"]) if "split" in a else None
+    x = ctx.sym(node.input[0])
+    shape = ctx.shape(node.input[0])
+    dim = None if shape is None else shape[axis]
+    if sizes is None and "num_outputs" in a and dim is not None and dim % n:
+        per = -(-dim // n)  # opset 18: the last part is smaller
+        sizes = tuple(min(per, dim - per * i) for i in range(n))
+    if sizes is None or len(set(sizes)) == 1 and (dim is None or sum(sizes) == dim):
+        parts = sym.split(x, num_outputs=n, axis=axis, name=ctx.node_name(node))
+        return [parts[i] for i in range(n)] if n > 1 else [parts]
+    outs, start = [], 0
+    for size in sizes:
+        outs.append(sym.slice_axis(x, axis=axis, begin=start, end=start + size))
+        start += size
+    return outs
+
+
+def _gather(ctx, node, a):
+    data, idx = ctx.inputs(node)
+    return sym.take(data, idx, axis=a.get("axis", 0), mode="wrap", name=ctx.node_name(node))
+
+
+def _tile(ctx, node, a):
+    reps = _ints(ctx.input_const(node, 1, "repeats"))
+    return sym.tile(ctx.sym(node.input[0]), reps=reps, name=ctx.node_name(node))
+
+
+def _expand(ctx, node, a):
+    shape = _ints(ctx.input_const(node, 1, "shape"))
+    x = ctx.sym(node.input[0])
+    xs = ctx.shape(node.input[0])
+    if xs is None or None in xs:
+        raise ctx.error(node, "needs its input's static shape (the model does not give it)")
+    rank = max(len(xs), len(shape))
+    xs = (1,) * (rank - len(xs)) + tuple(xs)
+    shape = (1,) * (rank - len(shape)) + shape
+    target = tuple(max(d, s) if 1 in (d, s) else d for d, s in zip(xs, shape))
+    for _ in range(rank - len(ctx.shape(node.input[0]))):
+        x = sym.expand_dims(x, axis=0)
+    return sym.broadcast_to(x, shape=target, name=ctx.node_name(node))
+
+
+def _pad(ctx, node, a):
+    mode = a.get("mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise ctx.error(node, f"has mode={mode!r}; translated: constant, reflect, edge")
+    rank = ctx.rank(node, 0)
+    if ctx.opset < 11:
+        pads, value, axes = _ints(a["pads"]), float(a.get("value", 0.0)), None
+    else:
+        pads = _ints(ctx.input_const(node, 1, "pads"))
+        v = ctx.input_const(node, 2, "constant_value", required=False)
+        value = 0.0 if v is None or v.size == 0 else float(v.reshape(()))
+        v = ctx.input_const(node, 3, "axes", required=False)
+        axes = None if v is None else _ints(v)
+    axes = tuple(range(rank)) if axes is None else tuple(x + rank if x < 0 else x for x in axes)
+    k = len(axes)
+    if len(pads) != 2 * k:
+        raise ctx.error(node, f"has {len(pads)} pads for {k} axes (input rank {rank})")
+    width = [(0, 0)] * rank
+    for j, ax in enumerate(axes):
+        if pads[j] < 0 or pads[j + k] < 0:
+            raise ctx.error(node, f"has negative pads {pads} (cropping is not translated)")
+        width[ax] = (pads[j], pads[j + k])
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return sym.pad(ctx.sym(node.input[0]), pad_width=tuple(width), mode=mode, name=ctx.node_name(node),
+                   **kw)
+
+
+def _shape(ctx, node, a):
+    s = ctx.shape(node.input[0])
+    if s is None or None in s:
+        raise ctx.error(node, f"reads the shape of {node.input[0]!r}, which is not static "
+                        f"in the model ({s}); only constant shapes are translated")
+    start, end = a.get("start", 0), a.get("end")
+    return numpy.asarray(s[start:end], dtype=numpy.int64)
+
+
+def _size(ctx, node, a):
+    s = ctx.shape(node.input[0])
+    if s is None or None in s:
+        raise ctx.error(node, f"reads the size of {node.input[0]!r}, which is not static")
+    return numpy.asarray(int(numpy.prod(s)), dtype=numpy.int64)
+
+
+def _constant_of_shape(ctx, node, a):
+    from onnx import numpy_helper
+
+    shape = _ints(ctx.input_const(node, 0, "shape"))
+    value = numpy_helper.to_array(a["value"]) if "value" in a else numpy.zeros(1, numpy.float32)
+    return numpy.full(shape, value.reshape(-1)[0], dtype=value.dtype)
+
+
+RULES = {"Identity": _identity, "Dropout": _dropout, "Reshape": _reshape, "Flatten": _flatten,
+         "Transpose": _transpose, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze,
+         "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
+         "Tile": _tile, "Expand": _expand, "Pad": _pad, "Shape": _shape, "Size": _size,
+         "ConstantOfShape": _constant_of_shape}
