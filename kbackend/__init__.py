@@ -51,6 +51,10 @@ Status: every function of Keras 3.15's backend interface is implemented
 the trainer, fused optimizers, ``distribution_lib`` over core's devices);
 ``jit_compile`` runs each step as a compiled core graph (:mod:`kbackend.jit`).
 Keras' own test suite runs on it through ``tests/conformance/run_keras_suite.py``.
+
+Export: ``kbackend.save_mxnet_model(model, prefix, epoch=0)`` writes a Keras model as
+an MXNet 1.9 checkpoint (:mod:`kbackend.mxnet_export`), and ``model.export(path,
+format="onnx")`` writes ONNX (:mod:`kbackend.onnx_export`); see docs/keras_export.md.
 """
 from __future__ import annotations
 
@@ -60,7 +64,16 @@ import warnings
 
 import kbackend_hook
 
-__all__: list = []
+__all__: list = ["save_mxnet_model"]
+
+
+def __getattr__(name: str):
+    # save_mxnet_model needs Keras and core: imported when first used, not here.
+    if name == "save_mxnet_model":
+        from .mxnet_export import save_mxnet_model
+
+        return save_mxnet_model
+    raise AttributeError(f"module 'kbackend' has no attribute {name!r}")
 
 
 def _register() -> None:

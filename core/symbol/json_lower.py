@@ -377,6 +377,88 @@ def _bias_act(w, n, attrs, ins):
     return _outs(j, 1, n.num_outputs)
 
 
+def _axes(v, ndim: int) -> tuple:
+    v = v if isinstance(v, (tuple, list)) else (v,)
+    return tuple(int(a) % ndim for a in v)
+
+
+def _moveaxis(w, n, attrs, ins):
+    """``moveaxis`` as MXNet's ``transpose`` with the permutation written out."""
+    ndim = _ndim(n)
+    if ndim is None:
+        raise Unsupported("moveaxis: an input of unknown rank")
+    src, dst = _axes(attrs.get("source", 0), ndim), _axes(attrs.get("destination", 0), ndim)
+    if len(src) != len(dst):
+        raise Unsupported(f"moveaxis: source {src} and destination {dst}")
+    order = [a for a in range(ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    j = w.emit("transpose", n.name, {"axes": tuple(order)}, _arrays("moveaxis", ins), 1)
+    return _outs(j, 1, n.num_outputs)
+
+
+def _shape_of(n, pos: int):
+    e = n.inputs[pos] if pos < len(n.inputs) else None
+    avals = getattr(getattr(e, "node", None), "avals", None)
+    return tuple(avals[e.index].shape) if avals and e.index < len(avals) else None
+
+
+def _matmul(w, n, attrs, ins):
+    """``matmul`` as ``dot`` (a 2-D or 1-D right side, or two matrices), ``batch_dot``
+    (two 3-D stacks) or ``linalg_gemm2`` (stacks of equal batch shapes)."""
+    a, b = _shape_of(n, 0), _shape_of(n, 1)
+    ta, tb = bool(attrs.get("transpose_a")), bool(attrs.get("transpose_b"))
+    data = _arrays("matmul", ins)
+    if a is None or b is None or (len(a) == 1 and len(b) == 1):
+        raise Unsupported(f"matmul: operands of shapes {a} and {b} (MXNet's dot of two "
+                          "vectors has shape (1,), not ())")
+    flags = {"transpose_a": ta, "transpose_b": tb}
+    if len(b) <= 2 and (len(a) <= 2 or not ta) and not (len(b) == 1 and tb):
+        op = "dot"
+    elif len(a) == len(b) == 3 and a[0] == b[0]:
+        op = "batch_dot"
+    elif len(a) == len(b) and len(a) > 2 and a[:-2] == b[:-2]:
+        op, flags = "linalg_gemm2", {"transpose_a": ta, "transpose_b": tb, "alpha": 1.0}
+    else:
+        raise Unsupported(f"matmul: operands of shapes {a} and {b} (transpose_a={ta}, "
+                          f"transpose_b={tb}) have no MXNet spelling (batch axes must match)")
+    return _outs(w.emit(op, n.name, flags, data, 1), 1, n.num_outputs)
+
+
+def _gelu(w, n, attrs, ins):
+    """Exact ``gelu`` as ``LeakyReLU(act_type='gelu')`` (erf); the tanh approximation as
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    (x,) = _arrays("gelu", ins)
+    if not attrs.get("approximate"):
+        return _outs(w.emit("LeakyReLU", n.name, {"act_type": "gelu"}, [x], 1), 1,
+                     n.num_outputs)
+    name = n.name
+
+    def scalar(op, suffix, arr, value):
+        return [w.emit(op, f"{name}_{suffix}", {"scalar": float(value), "is_int": False},
+                       [arr], 1), 0]
+
+    cube = scalar("_power_scalar", "cube", x, 3.0)
+    inner = [w.emit("broadcast_add", f"{name}_inner", {}, [x, scalar(
+        "_mul_scalar", "cubek", cube, 0.044715)], 1), 0]
+    t = [w.emit("tanh", f"{name}_tanh", {}, [scalar(
+        "_mul_scalar", "scale", inner, 0.7978845608028654)], 1), 0]
+    half = scalar("_mul_scalar", "half", scalar("_plus_scalar", "one", t, 1.0), 0.5)
+    return _outs(w.emit("broadcast_mul", name, {}, [x, half], 1), 1, n.num_outputs)
+
+
+def _silu(w, n, attrs, ins):
+    """``silu`` (swish) as ``x * sigmoid(beta x)``."""
+    (x,) = _arrays("silu", ins)
+    beta = attrs.get("beta", 1.0)
+    arg = x
+    if beta != 1.0:
+        arg = [w.emit("_mul_scalar", f"{n.name}_beta", {"scalar": float(beta),
+                                                         "is_int": False}, [x], 1), 0]
+    s = [w.emit("sigmoid", f"{n.name}_sigmoid", {}, [arg], 1), 0]
+    return _outs(w.emit("broadcast_mul", n.name, {}, [x, s], 1), 1, n.num_outputs)
+
+
 _BINARY = {
     "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
     "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
@@ -448,4 +530,12 @@ RULES.update({
     "pad": _pad,
     "argmax": same(drop={"dtype": "float32"}),
     "argmin": same(drop={"dtype": "float32"}),
+
+    # Operators of traced Keras models (kbackend.save_mxnet_model).
+    "moveaxis": _moveaxis,
+    "matmul": _matmul,
+    "gelu": _gelu,
+    "silu": _silu,
+    "selu": same("LeakyReLU", fixed={"act_type": "selu"}),
+    "softplus": same("Activation", fixed={"act_type": "softrelu"}),
 })

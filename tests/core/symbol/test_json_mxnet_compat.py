@@ -237,6 +237,7 @@ def _sweep_cases():
                                  s.SequenceMask(x), s.SequenceReverse(x), s.SequenceLast(x)],
     })
     cases["traced_getitem_bias_act"] = _traced
+    cases["traced_keras_ops"] = _traced_keras
     return cases
 
 
@@ -252,6 +253,32 @@ def _traced(x, y):
         outs = [a[1], a[:, 1:3], a[0, ::2, -1], a[..., 1], a[-1, :, 1:4:2],
                 F._bias_act(a, b[0, 0], act_type="tanh", axis=-1),
                 F._bias_act(a, b[0, :, 0], act_type="sigmoid", axis=1)]
+    g = t.graph(outs)
+    return [Symbol.from_graph(g)[i] for i in range(len(outs))]
+
+
+def _traced_keras(x, y):
+    """Operators of traced Keras models (kbackend.save_mxnet_model): moveaxis, matmul
+    (dot, batch_dot, linalg_gemm2), gelu (exact and tanh), silu, selu, softplus."""
+    from core.ops import F
+    from core.symbol.symbol import Symbol
+    from core.symbol.trace import Tracer
+
+    with Tracer() as t:
+        a = t.variable("x", (2, 3, 4), "float32")
+        b = t.variable("y", (2, 3, 4), "float32")
+        m = F.reshape(a, newshape=(6, 4))
+        w = F.reshape(b, newshape=(4, 6))
+        a4 = F.reshape(a, newshape=(1, 2, 3, 4))
+        b4 = F.reshape(b, newshape=(1, 2, 4, 3))
+        outs = [F.moveaxis(a, source=-1, destination=0), F.moveaxis(a, source=0, destination=2),
+                F.matmul(m, w), F.matmul(a, w), F.matmul(m, m, transpose_b=True),
+                F.matmul(w, w, transpose_a=True), F.matmul(a, F.transpose(b, axes=(0, 2, 1))),
+                F.matmul(a, b, transpose_b=True), F.matmul(a4, b4),
+                F.matmul(a4, a4, transpose_a=True),
+                F.matmul(F.reshape(a, newshape=(24,))[:4], w),
+                F.gelu(a), F.gelu(a, approximate=True), F.silu(a), F.silu(a, beta=2.0),
+                F.selu(a - 0.5), F.softplus(a)]
     g = t.graph(outs)
     return [Symbol.from_graph(g)[i] for i in range(len(outs))]
 
