@@ -30,7 +30,7 @@ def _scalar(ctx, node, i: int, other: int):
     if v is None or v.size != 1 or v.dtype.kind != "f":
         return None
     shape = ctx.shape(node.input[other])
-    if shape is None or v.ndim > len(shape):
+    if v.ndim and (shape is None or v.ndim > len(shape)):
         return None
     return float(v.reshape(()))
 

@@ -120,7 +120,7 @@ class GraphImporter:
     def _infer_shapes(self) -> None:
         onnx = _onnx()
         try:
-            inferred = onnx.shape_inference.infer_shapes(self.model).graph
+            inferred = onnx.shape_inference.infer_shapes(self.model, data_prop=True).graph
         except (onnx.shape_inference.InferenceError, ValueError):  # a hint only: go on
             inferred = self.graph
         for vi in list(inferred.input) + list(inferred.value_info) + list(inferred.output):
@@ -236,7 +236,7 @@ class GraphImporter:
             raise self.error(node, "is not supported by the ONNX importer (see "
                              "docs/onnx.md for the operators it translates)")
         result = rule(self, node, _attrs(node))
-        if isinstance(result, Symbol) and len(node.output) == 1:
+        if isinstance(result, (Symbol, numpy.ndarray)):
             result = [result]
         result = list(result)
         for name, s in zip(node.output, result):
