@@ -236,13 +236,14 @@ def _eltwise(b, layer, bottoms, name):
         raise _err(layer, "coeff is only for operation SUM")
     if coeff and len(coeff) != len(bottoms):
         raise _err(layer, f"{len(coeff)} coeff values for {len(bottoms)} bottoms")
-    if param.operation == 1:  # SUM
-        terms = [x if c == 1.0 else x * c for x, c in zip(bottoms, coeff or [1.0] * 99)]
-        return [sym.add_n(*terms, num_args=len(terms), name=name)]
-    op = sym.elemwise_mul if param.operation == 0 else sym.broadcast_maximum
-    out = bottoms[0]
-    for i, x in enumerate(bottoms[1:], start=1):
-        out = op(out, x, name=name if i == len(bottoms) - 1 else f"{name}_{i}")
+    terms = bottoms
+    if param.operation == 1:  # SUM, each bottom times its coeff
+        terms = [x if c == 1.0 else x * c
+                 for x, c in zip(bottoms, coeff or [1.0] * len(bottoms))]
+    op = {0: sym.elemwise_mul, 1: sym.elemwise_add, 2: sym.broadcast_maximum}[param.operation]
+    out = terms[0]
+    for i, x in enumerate(terms[1:], start=1):
+        out = op(out, x, name=name if i == len(terms) - 1 else f"{name}_{i}")
     return [out]
 
 

@@ -12,7 +12,7 @@ from gluon.compat.caffe.schema import message_class
 
 def parse_net(text: str):
     """A ``caffe.NetParameter`` from prototxt text."""
-    return text_format.Parse(text, message_class("NetParameter")())
+    return text_format.Parse(text, message_class("NetParameter")(), allow_unknown_field=True)
 
 
 def make_weights(net, shapes: dict, seed: int = 0) -> dict:
