@@ -7,13 +7,14 @@ Keras paths and its inputs as graph variables named after the model's inputs; ev
 operator node is named ``<layer name>/<op><k>`` after the layer whose ``call`` made it,
 so errors and files point at the layer.
 
-Tracing bakes the batch size into the graph wherever a layer computes with the input's
+Tracing bakes the input sizes into the graph wherever a layer computes with the input's
 shape (``Flatten``'s and ``Reshape``'s target shapes, an RNN's zero initial states). The
-model is therefore traced at two batch sizes and the graphs are compared node by node:
-a reshape target that differs gets MXNet's codes (``0``: copy this axis of the input,
-``-1``: infer it), a constant that differs only along batch axes and holds one value
-everywhere is rebuilt from the first input's batch axis (``zeros_like`` + ``broadcast_to``
-with ``0``: keep), and any other difference is an error naming the node and its layer.
+model is therefore traced twice, with other sizes for every ``None`` axis of the inputs
+(the batch: 2 and 3), and the graphs are compared node by node: a reshape target that
+differs gets MXNet's codes (``0``: copy this axis of the input, ``-1``: infer it), a
+constant that differs along one such axis and holds one value everywhere is rebuilt from
+the input that has the axis (``zeros_like`` of a slice of it, plus the value), and any
+other difference is an error naming the node and its layer.
 """
 from __future__ import annotations
 
@@ -143,10 +144,34 @@ class _LayerScopes:
             object.__delattr__(layer, "call")
 
 
-def _trace(model, inputs: list[InputSpec], batch: int, param_names: dict):
-    """The model's inference graph with every batch axis of size ``batch``."""
+def dynamic_axes(inputs: list[InputSpec]) -> dict:
+    """``{(input index, axis): symbol}`` for every ``None`` axis of the inputs: the batch
+    axes (axis 0) of all inputs share symbol 0, each other ``None`` axis has its own."""
+    out, k = {}, 0
+    for i, spec in enumerate(inputs):
+        for a, d in enumerate(spec.shape):
+            if d is None:
+                if a == 0:
+                    out[(i, a)] = 0
+                else:
+                    k += 1
+                    out[(i, a)] = k
+    return out
+
+
+def trace_sizes(symbol: int) -> tuple[int, int]:
+    """The sizes a dynamic axis has in the two traces: (2, 3) for the batch, and
+    multiples of 8 (so strided windows divide them alike) for the other axes."""
+    if symbol == 0:
+        return TRACE_BATCHES
+    return 16 + 8 * symbol, 24 + 8 * symbol
+
+
+def _trace(model, inputs: list[InputSpec], which: int, param_names: dict, structure=None):
+    """The model's inference graph with every dynamic axis at its ``which`` trace size."""
     from keras.src import tree
 
+    dyn = dynamic_axes(inputs)
     variables = [(param_names[id(v)], v) for v in model.variables]
     originals = [v._value for _, v in variables]
     try:
@@ -158,18 +183,17 @@ def _trace(model, inputs: list[InputSpec], batch: int, param_names: dict):
                     attrs["__dtype__"] = str(code)
                 t.bind(v._value, name, **attrs)
             stand = []
-            for spec in inputs:
-                shape = tuple(batch if d is None else d for d in spec.shape[:1]) + tuple(
-                    spec.shape[1:])
-                if any(d is None for d in shape):
-                    raise ExportError(
-                        f"model '{model.name}': input {spec.name!r} has the shape "
-                        f"{spec.shape}: only the batch axis (the first) may be None; give "
-                        "the other axes a size (keras.Input(shape=...))")
+            for i, spec in enumerate(inputs):
+                shape = tuple(trace_sizes(dyn[(i, a)])[which] if d is None else d
+                              for a, d in enumerate(spec.shape))
                 stand.append(t.variable(spec.name, shape, spec.dtype))
             with _LayerScopes(model, t):
-                x = _trace_inputs_struct(model, stand)
-                y = model(x, training=False) if model._call_has_training_arg else model(x)
+                kwargs = {"training": False} if model._call_has_training_arg else {}
+                if structure is None:
+                    y = model(_trace_inputs_struct(model, stand), **kwargs)
+                else:
+                    args = tree.pack_sequence_as(structure, stand)
+                    y = model(args[0], **kwargs) if len(args) == 1 else model(*args, **kwargs)
             outs = list(tree.flatten(y))
             graph = t.graph(outs)
     finally:
@@ -182,21 +206,27 @@ def _trace(model, inputs: list[InputSpec], batch: int, param_names: dict):
     return graph, y
 
 
-def trace_model(model, inputs: list[InputSpec] | None = None) -> ExportedGraph:
-    """The batch-size independent inference graph of ``model`` (see the module doc).
+def trace_model(model, inputs: list[InputSpec] | None = None,
+                structure=None) -> ExportedGraph:
+    """The inference graph of ``model``, independent of the sizes of the inputs'
+    ``None`` axes (see the module doc).
 
     Args:
         model: a built Keras model (Sequential, functional, or subclassed with
             ``inputs`` given).
-        inputs: the inputs to trace with (default: :func:`model_inputs`).
+        inputs: the inputs to trace with (default: :func:`model_inputs`); ``None``
+            axes are dynamic.
+        structure: how the flat inputs are passed (Keras' ``input_signature``:
+            ``model(*pack_sequence_as(structure, inputs))``); default: as the model's
+            own inputs are structured.
 
     Returns:
         An :class:`ExportedGraph`.
 
     Raises:
-        ExportError: an input with an unknown non-batch axis, a layer whose graph
-            depends on the batch size in a way no reshape code or fill can express,
-            or an inference pass that writes variables.
+        ExportError: a layer whose graph depends on the size of a dynamic axis in a
+            way no reshape code or fill can express, or an inference pass that
+            writes variables.
     """
     inputs = model_inputs(model) if inputs is None else inputs
     taken = {spec.name for spec in inputs}
@@ -210,16 +240,16 @@ def trace_model(model, inputs: list[InputSpec] | None = None) -> ExportedGraph:
         param_names[id(v)] = name
         variables[name] = v.path
         params[name] = numpy.asarray(v._value.asnumpy())
-    b1, b2 = TRACE_BATCHES
-    g1, y = _trace(model, inputs, b1, param_names)
-    g2, _ = _trace(model, inputs, b2, param_names)
-    graph = _generalize(model, g1, g2, b1, b2, inputs)
+    g1, y = _trace(model, inputs, 0, param_names, structure)
+    g2, _ = _trace(model, inputs, 1, param_names, structure)
+    graph = _generalize(model, g1, g2, inputs)
     from keras.src import tree
 
     outs = tree.flatten(y)
     out_names = []
     out_taken: set = set()
-    for k, o in enumerate(getattr(model, "outputs", None) or outs):
+    symbolic = getattr(model, "outputs", None) if structure is None else None
+    for k, o in enumerate(symbolic or outs):
         history = getattr(o, "_keras_history", None)
         layer = getattr(history, "operation", None)
         out_names.append(_unique(sanitize(getattr(layer, "name", None) or f"output_{k}"),
@@ -227,45 +257,43 @@ def trace_model(model, inputs: list[InputSpec] | None = None) -> ExportedGraph:
     return ExportedGraph(graph, list(inputs), out_names, params, variables)
 
 
-# --------------------------------------------------------------------------- batch
+# --------------------------------------------------------------------------- dynamic axes
 def _where(n: Node) -> str:
     layer = n.name.rsplit("/", 1)[0] if "/" in n.name else None
     return (f"layer '{layer}' (node {n.name!r}, op {n.op_name!r})" if layer
             else f"node {n.name!r} (op {n.op_name!r})")
 
 
-def _batch_axes(s1, s2, b1, b2) -> list[int] | None:
+def _dynamic_axes_of(s1, s2, pairs: dict) -> list[int] | None:
+    """The axes where shapes ``s1`` and ``s2`` differ, each by a dynamic axis' sizes."""
     if len(s1) != len(s2):
         return None
     axes = []
     for a, (d1, d2) in enumerate(zip(s1, s2)):
         if d1 == d2:
             continue
-        if (d1, d2) != (b1, b2):
+        if (d1, d2) not in pairs:
             return None
         axes.append(a)
     return axes
 
 
-def _reshape_codes(n1, n2, b1, b2):
+def _reshape_codes(n1, n2, pairs: dict):
     """The reshape target of ``n1`` with MXNet codes where it differs from ``n2``'s."""
     key = "shape" if n1.attrs.get("shape") is not None else "newshape"
     t1, t2 = n1.attrs.get(key), n2.attrs.get(key)
     t1 = (t1,) if isinstance(t1, int) else tuple(t1)
     t2 = (t2,) if isinstance(t2, int) else tuple(t2)
-    if len(t1) != len(t2):
-        return None
+    if len(t1) != len(t2) or any(d == 0 or d < -1 for d in t1):
+        return None  # NumPy's 0 (a size) cannot be kept next to MXNet's codes
     src = n1.inputs[0].node.avals[n1.inputs[0].index].shape
     src2 = n2.inputs[0].node.avals[n2.inputs[0].index].shape
-    if any(d == 0 or d < -1 for d in t1):
-        return None  # NumPy's 0 (a size) cannot be kept next to MXNet's codes
-    out = list(t1)
-    rest = []
+    out, rest = list(t1), []
     for a, (d1, d2) in enumerate(zip(t1, t2)):
         if d1 == d2:
             continue
-        if a < len(src) and (src[a], src2[a]) == (d1, d2) and (d1, d2) == (b1, b2):
-            out[a] = 0  # copy the input's batch axis
+        if a < len(src) and (src[a], src2[a]) == (d1, d2):
+            out[a] = 0  # copy the input's axis
         else:
             rest.append(a)
     if len(rest) > 1 or (rest and -1 in t1):
@@ -282,33 +310,47 @@ def _make(op_name: str, name: str, inputs: list, **attrs) -> Node:
     return Node(op, name, inputs, attrs, avals=[Aval(out.shape, out.dtype)])
 
 
-def _fill(template: Entry, shape: tuple, axis: int, dtype, value, name: str) -> Node:
-    """A ``shape`` array of ``value`` whose axis ``axis`` is the template's batch axis."""
-    flat = _make("reshape", f"{name}_flat", [template], newshape=(0, -1), mx_codes=True)
-    col = _make("slice_axis", f"{name}_col", [Entry(flat, 0)], axis=1, begin=0, end=1)
-    node = _make("zeros_like", f"{name}_zeros", [Entry(col, 0)])
-    if numpy.dtype(node.avals[0].dtype) != numpy.dtype(dtype):
-        node = _make("cast", f"{name}_cast", [Entry(node, 0)], dtype=numpy.dtype(dtype).name)
+def _fill(template: Entry, t_axis: int, shape: tuple, axis: int, dtype, value,
+          name: str) -> Node:
+    """An array of ``shape`` holding ``value`` whose axis ``axis`` has the size of the
+    template's axis ``t_axis``: ``zeros_like`` of the template cut to that axis,
+    reshaped into place, plus a constant that broadcasts it to the other axes."""
+    node = template
+    rank_t = len(template.node.avals[template.index].shape)
+    for k in range(rank_t):
+        if k != t_axis:
+            node = Entry(_make("slice_axis", f"{name}_cut{k}", [node], axis=k, begin=0,
+                               end=1), 0)
+    node = Entry(_make("zeros_like", f"{name}_zeros", [node]), 0)
+    if numpy.dtype(node.node.avals[0].dtype) != numpy.dtype(dtype):
+        node = Entry(_make("cast", f"{name}_cast", [node], dtype=numpy.dtype(dtype).name), 0)
     rank = len(shape)
-    node = _make("reshape", f"{name}_axis", [Entry(node, 0)],
-                 newshape=(1,) * axis + (-1,) + (1,) * (rank - axis - 1), mx_codes=True)
-    target = tuple(0 if a == axis else d for a, d in enumerate(shape))
-    if target != (0,) * rank and rank > 0:
-        node = _make("broadcast_to", f"{name}_bcast", [Entry(node, 0)], shape=target)
-    if value != 0:
-        lit = bool(value) if numpy.dtype(dtype).kind == "b" else (
-            int(value) if numpy.dtype(dtype).kind in "iu" else float(value))
-        node = _make("add", name, [Entry(node, 0), lit])
-    return node
+    node = Entry(_make("reshape", f"{name}_axis", [node],
+                       newshape=(1,) * axis + (-1,) + (1,) * (rank - axis - 1),
+                       mx_codes=True), 0)
+    rest = tuple(1 if a == axis else d for a, d in enumerate(shape))
+    if rest == (1,) * rank and value == 0:
+        return node.node
+    const = numpy.full(rest, value, dtype=dtype)
+    c = Node(None, f"{name}_value", avals=[Aval(const.shape, const.dtype)], value=const,
+             ctx=template.node.ctx)
+    return _make("add", name, [node, Entry(c, 0)])
 
 
-def _generalize(model, g1: Graph, g2: Graph, b1: int, b2: int,
-                inputs: list[InputSpec]) -> Graph:
-    """``g1`` (traced at batch ``b1``) made batch independent by comparing it with ``g2``."""
+def _generalize(model, g1: Graph, g2: Graph, inputs: list[InputSpec]) -> Graph:
+    """``g1`` (the first trace) made independent of the dynamic axes' sizes by
+    comparing it with ``g2`` (the second)."""
+    dyn = dynamic_axes(inputs)
     nodes1, nodes2 = list(g1.topo()), list(g2.topo())
     if [n.op_name for n in nodes1] != [n.op_name for n in nodes2]:
-        raise ExportError(f"model '{model.name}': its graph has different operators at batch "
-                          f"sizes {b1} and {b2}, so it cannot be exported batch-independent")
+        raise ExportError(f"model '{model.name}': its graph has different operators for "
+                          "different input sizes, so it cannot be exported with dynamic "
+                          "axes")
+    # each dynamic axis' trace sizes -> where a graph input has it (the fill's template)
+    pairs: dict = {}
+    by_name = {n.name: n for n in nodes1 if n.is_variable}
+    for (i, a), symbol in dyn.items():
+        pairs.setdefault(trace_sizes(symbol), (Entry(by_name[inputs[i].name], 0), a))
     fixes: dict[int, object] = {}
     for n1, n2 in zip(nodes1, nodes2):
         if n1.is_variable:
@@ -319,35 +361,33 @@ def _generalize(model, g1: Graph, g2: Graph, b1: int, b2: int,
                 if v1.dtype == v2.dtype and numpy.array_equal(v1, v2, equal_nan=True):
                     continue
                 raise ExportError(f"model '{model.name}': the constant {n1.name!r} changes "
-                                  f"with the batch size")
-            axes = _batch_axes(v1.shape, v2.shape, b1, b2)
+                                  "with the size of a dynamic input axis")
+            axes = _dynamic_axes_of(v1.shape, v2.shape, pairs)
             flat = v1.reshape(-1)
             if (axes is None or len(axes) != 1 or flat.size == 0
                     or not (flat == flat[0]).all() or not (v2 == flat[0]).all()):
                 raise ExportError(
                     f"model '{model.name}': the constant {n1.name!r} of shape {v1.shape} "
-                    f"depends on the batch size (shape {v2.shape} at batch {b2}) and is not "
-                    "one value repeated along the batch axis, so the graph cannot be "
-                    "exported batch-independent")
-            fixes[n1.id] = ("fill", axes[0], v1.dtype, flat[0].item())
+                    f"depends on the input sizes (shape {v2.shape} in a second trace) and "
+                    "is not one value repeated along one dynamic axis, so the graph cannot "
+                    "be exported with dynamic axes")
+            a = axes[0]
+            fixes[n1.id] = ("fill", a, pairs[(v1.shape[a], v2.shape[a])], v1.dtype,
+                            flat[0].item())
             continue
         if n1.attrs == n2.attrs:
             continue
         keys = sorted(k for k in n1.attrs if n1.attrs.get(k) != n2.attrs.get(k))
-        new = _reshape_codes(n1, n2, b1, b2) if n1.op_name == "reshape" else None
+        new = _reshape_codes(n1, n2, pairs) if n1.op_name == "reshape" else None
         if new is None:
             raise ExportError(
-                f"model '{model.name}': {_where(n1)} has {keys[0]}={n1.attrs[keys[0]]!r} at "
-                f"batch size {b1} and {n2.attrs[keys[0]]!r} at batch size {b2}; the "
-                "exported graph must not depend on the batch size")
+                f"model '{model.name}': {_where(n1)} has {keys[0]}={n1.attrs[keys[0]]!r} in "
+                f"one trace and {n2.attrs[keys[0]]!r} in another with other sizes of the "
+                "dynamic (None) input axes; the exported graph must not depend on them "
+                "(give those axes a fixed size)")
         fixes[n1.id] = ("attrs", new)
     if not fixes:
         return g1
-    template = None
-    for n in nodes1:
-        if n.is_variable and any(n.name == s.name for s in inputs) and n.avals[0].shape:
-            template = Entry(n, 0)
-            break
 
     def rebuild(n, ins):
         fix = fixes.get(n.id)
@@ -359,11 +399,8 @@ def _generalize(model, g1: Graph, g2: Graph, b1: int, b2: int,
         if fix[0] == "attrs":
             return Node(n.op, n.name, ins, {**n.attrs, **fix[1]}, n.num_outputs, n.avals,
                         n.user_attrs, n.value, n.ctx)
-        if template is None:
-            raise ExportError(f"model '{model.name}': the constant {n.name!r} depends on the "
-                              "batch size and the model has no input to take it from")
-        _, axis, dtype, value = fix
-        return _fill(template, tuple(n.avals[0].shape), axis, dtype, value,
-                     n.name.lstrip("_") + "_batch")
+        _, axis, (template, t_axis), dtype, value = fix
+        return _fill(template, t_axis, tuple(n.avals[0].shape), axis, dtype, value,
+                     n.name.lstrip("_") + "_dynamic")
 
     return map_graph(g1, rebuild)

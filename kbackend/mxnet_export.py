@@ -33,7 +33,7 @@ from core.ndarray import array as _nd_array
 from core.symbol.graph import Entry, Graph, Node, map_graph
 from core.symbol.json_io import graph_to_json
 
-from .graph_export import ExportedGraph, ExportError, _make, trace_model
+from .graph_export import ExportedGraph, ExportError, _make, model_inputs, trace_model
 
 __all__ = ["save_mxnet_model"]
 
@@ -76,7 +76,14 @@ def save_mxnet_model(model, prefix: str, epoch: int = 0) -> tuple[list, list]:
             mod.bind(data_shapes=data_shapes, for_training=False)
             mod.set_params(arg_params, aux_params)
     """
-    exported = trace_model(model)
+    inputs = model_inputs(model)
+    for spec in inputs:
+        if any(d is None for d in spec.shape[1:]):
+            raise ExportError(
+                f"save_mxnet_model: model '{model.name}': input {spec.name!r} has the shape "
+                f"{spec.shape}; only the batch axis (the first) may be None, since MXNet's "
+                "Module binds data of known shapes (give the other axes a size)")
+    exported = trace_model(model, inputs)
     graph, arrays = mxnet_graph(exported, model.name)
     try:
         text = graph_to_json(graph, strict=True)
