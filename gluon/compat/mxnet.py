@@ -146,7 +146,21 @@ class _Loader(importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
-        sys.modules[module.__name__] = importlib.import_module(self.target)
+        target = importlib.import_module(self.target)
+        sys.modules[module.__name__] = target
+        # a dotted key under this one ("contrib.onnx" under "contrib") becomes an attribute
+        # of the target while the alias is installed: ``from mxnet.contrib import onnx``
+        # looks there (and then imports "core.contrib.onnx", which does not exist)
+        key = module.__name__[len(_ROOT) + 1:]
+        for dotted, child_target in ALIASES.items():
+            parent, _, child = dotted.rpartition(".")
+            if parent == key and not hasattr(target, child):
+                setattr(target, child, importlib.import_module(child_target))
+                _ATTACHED.append((target, child))
+
+
+# (module, attribute) pairs the loader set for dotted keys; uninstall() removes them
+_ATTACHED: list = []
 
 
 _finder: _Finder | None = None
@@ -270,3 +284,7 @@ def uninstall() -> None:
     _finder = None
     for name in [n for n in sys.modules if n == _ROOT or n.startswith(_ROOT + ".")]:
         del sys.modules[name]
+    while _ATTACHED:
+        target, child = _ATTACHED.pop()
+        if hasattr(target, child):
+            delattr(target, child)

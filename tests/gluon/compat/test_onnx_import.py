@@ -1,0 +1,111 @@
+"""``mx.contrib.onnx`` through the mxnet alias: import_to_gluon gives a SymbolBlock that
+runs (imperative and hybridized), matches onnxruntime and fine-tunes its imported weights."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from core import autograd, nd
+from gluon.compat import mxnet as alias
+from tests.core.onnx.test_import_models import cnn_model
+from tests.core.onnx.test_import_nn import _rnn_model
+from tests.core.onnx.test_import_ops import run_ort
+
+
+@pytest.fixture(autouse=True)
+def installed():
+    """``import mxnet`` is kbackend's alias in these tests."""
+    was = alias.is_installed()
+    alias.install()
+    yield
+    if not was:
+        alias.uninstall()
+
+
+@pytest.fixture
+def cnn_file(tmp_path):
+    model, feeds = cnn_model()
+    path = tmp_path / "cnn.onnx"
+    onnx.save(model, str(path))
+    return str(path), model, feeds
+
+
+def test_alias_names():
+    import mxnet as mx
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    import gluon.compat.onnx as ours
+
+    assert onnx_mxnet.import_model is ours.import_model
+    assert mx.contrib.onnx.import_to_gluon is ours.import_to_gluon
+    assert callable(onnx_mxnet.get_model_metadata)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_import_to_gluon_matches_onnxruntime(cnn_file, hybridize):
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    path, model, feeds = cnn_file
+    net = onnx_mxnet.import_to_gluon(path, ctx=None)
+    if hybridize:
+        net.hybridize()
+    out = net(nd.array(feeds["data"])).asnumpy()
+    np.testing.assert_allclose(out, run_ort(model, feeds)[0], rtol=1e-4, atol=1e-6)
+    assert list(net.collect_params().keys()) == [
+        "conv1.weight", "conv1.bias", "bn1.weight", "bn1.bias", "bn1.running_mean",
+        "bn1.running_var", "fc.weight", "fc.bias"]
+
+
+def test_import_to_gluon_fine_tunes(cnn_file):
+    from mxnet import gluon
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    path, _, feeds = cnn_file
+    net = onnx_mxnet.import_to_gluon(path, ctx=None)
+    net.hybridize()
+    params = net.collect_params()
+    fc, mean = params["fc.weight"], params["bn1.running_mean"]
+    assert mean.grad_req == "null" and fc.grad_req == "write"
+    before = fc.data().asnumpy().copy()
+    trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.5})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss(from_logits=False, sparse_label=True)
+    x, label = nd.array(feeds["data"]), nd.array([1, 7])
+    with autograd.record():
+        loss = loss_fn(nd.log(net(x)), label)
+    loss.backward()
+    assert np.abs(fc.grad().asnumpy()).sum() > 0
+    trainer.step(2)
+    assert not np.allclose(fc.data().asnumpy(), before)
+
+
+def test_import_to_gluon_rnn_with_states(tmp_path):
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    model, feeds = _rnn_model("LSTM", bidi=True, states=True)
+    path = tmp_path / "lstm.onnx"
+    onnx.save(model, str(path))
+    meta = onnx_mxnet.get_model_metadata(str(path))
+    assert [n for n, *_ in meta["input_tensor_data"]] == ["x", "h0", "c0"]
+    net = onnx_mxnet.import_to_gluon(str(path), ctx=None)
+    outs = net(nd.array(feeds["x"]), nd.array(feeds["h0"]), nd.array(feeds["c0"]))
+    for got, want in zip(outs, run_ort(model, feeds)):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_contrib_export_model_warns(monkeypatch):
+    """MXNet 1.9's contrib spelling warns and hands everything to core.onnx.export_model."""
+    import sys
+    import types
+
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    seen = []
+    fake = types.ModuleType("core.onnx.export")
+    fake.export_model = lambda *a, **k: seen.append((a, k)) or "m.onnx"
+    monkeypatch.setitem(sys.modules, "core.onnx.export", fake)
+    with pytest.warns(DeprecationWarning, match="mx.onnx.export_model"):
+        assert onnx_mxnet.export_model("s", "p", [(1, 3)], onnx_file_path="m.onnx") == "m.onnx"
+    assert seen == [(("s", "p", [(1, 3)]), {"onnx_file_path": "m.onnx"})]
