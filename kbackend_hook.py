@@ -4,7 +4,8 @@ Keras 3.15 picks its backend among built-in names only: ``keras.src.backend`` an
 few modules that choose a backend-specific base class (``keras.src.layers.layer``,
 ``keras.src.models.model``, ``keras.src.optimizers.optimizer``,
 ``keras.src.export.saved_model``) run an ``if/elif`` chain on ``keras.config.backend()``
-that ends in an error for any other name.
+that ends in an error for any other name, and so does ``export_onnx``
+(``keras.src.export.onnx``) inside its body.
 
 ``kbackend_hook.pth``, which the package installs in site-packages (regular and
 editable installs), runs at interpreter start: it puts a one-method watcher first on
@@ -24,8 +25,9 @@ tested range (``TESTED_KERAS``; otherwise an ImportError naming both versions) a
 then loads the modules named in ``PATCHES`` from Keras' own source with one more
 ``elif`` branch for ``"kbackend"``, inserted into the syntax tree before the chain's
 ``openvino`` branch (``jax`` in the optimizer's chain, which has no ``openvino``
-one), that takes the backend's modules or classes from ``kbackend``. Nothing else of
-Keras is touched, and Keras' line numbers are kept. A missing anchor, or a Keras
+one; ``torch`` in ``export_onnx``'s, which calls :mod:`kbackend.onnx_export`), that
+takes the backend's modules or classes from ``kbackend``. Nothing else of Keras is
+touched, and Keras' line numbers are kept. A missing anchor, or a Keras
 module without its Python source (a byte-compiled-only install), is an ImportError
 naming the file and the Keras version, never a silently unpatched module. The
 patched code objects are cached beside Keras' own bytecode
@@ -48,7 +50,7 @@ TESTED_KERAS = ((3, 15), (3, 16))
 TESTED_KERAS_TEXT = ">=3.15,<3.16"
 # Bumped whenever patch_code changes what it produces for the same PATCHES text: it is
 # part of the cached bytecode's key.
-_PATCH_FORMAT = b"kbackend-patch-1"
+_PATCH_FORMAT = b"kbackend-patch-2"
 
 # module -> (the line of the chain's branch ours goes before, our branch). Our branch
 # is inserted into the module's syntax tree with the anchor's line number, so every
@@ -94,6 +96,19 @@ PATCHES = {
             "    from kbackend.export import (\n"
             "        KBackendExportArchive as BackendSavedModelExportArchive,\n"
             "    )\n"
+        ),
+    ),
+    # The chain inside export_onnx (tensorflow / jax / torch / else raise): ours goes
+    # before the torch branch and writes the file through core.onnx.
+    "keras.src.export.onnx": (
+        '    elif backend.backend() == "torch":',
+        (
+            'if backend.backend() == "kbackend":\n'
+            "    from kbackend.onnx_export import export_onnx as _kbackend_export_onnx\n"
+            "\n"
+            "    _kbackend_export_onnx(model, filepath, input_signature,\n"
+            "                          opset_version=opset_version, verbose=actual_verbose,\n"
+            "                          input_names=input_names, **kwargs)\n"
         ),
     ),
 }
@@ -174,7 +189,8 @@ def patch_code(fullname: str, source: str, path: str):
     tree = ast.parse(source, path)
     parent = None
     if len(lines) == 1:
-        for node in tree.body:  # the module-level if/elif chain holding the anchor
+        # the if/elif chain holding the anchor: at module level, or in a function body
+        for node in ast.walk(tree):
             while isinstance(node, ast.If) and len(node.orelse) == 1:
                 nxt = node.orelse[0]
                 if isinstance(nxt, ast.If) and nxt.lineno == lines[0]:

@@ -1,16 +1,26 @@
 """Keras backend ``export``: what ``keras.export.ExportArchive`` is on kbackend.
 
-Keras writes its export formats with another framework's machinery: a TensorFlow
-SavedModel (``model.export(path)``, ``format="tf_saved_model"``, and
-``keras.export.ExportArchive``) is built from TensorFlow functions, ONNX through
-tf2onnx / jax2tf / torch.onnx, LiteRT through TensorFlow or PyTorch, OpenVINO through
-one of those. kbackend computes with ``core`` and depends on none of them, so it
-cannot write these formats. A SavedModel (the only format Keras asks the backend
-for) raises :class:`UnsupportedExportFormat`, a ``NotImplementedError`` that is also a
-``ValueError``, naming the format and what to use instead; ``onnx``, ``openvino``,
-``litert`` and ``torch`` fail in Keras' own code with an error naming the format.
-What to use instead:
+Keras writes most of its export formats with another framework's machinery: a
+TensorFlow SavedModel (``model.export(path)``, ``format="tf_saved_model"``, and
+``keras.export.ExportArchive``) is built from TensorFlow functions, LiteRT through
+TensorFlow or PyTorch, OpenVINO through one of those. kbackend computes with ``core``
+and depends on none of them.
 
+- ``format="onnx"`` works: the import hook gives Keras' ``export_onnx`` a kbackend
+  branch, which traces the model's inference pass into a core graph and writes it with
+  ``core.onnx.export_graph`` (:mod:`kbackend.onnx_export`; dynamic ``None`` axes, input
+  names as on Keras' other backends).
+- ``kbackend.save_mxnet_model(model, prefix)`` writes an MXNet 1.9 checkpoint
+  (:mod:`kbackend.mxnet_export`).
+- A SavedModel (the only format Keras asks the backend for) raises
+  :class:`UnsupportedExportFormat`, a ``NotImplementedError`` that is also a
+  ``ValueError``, naming the format and what to use instead; ``openvino``, ``litert``
+  and ``torch`` fail in Keras' own code with an error naming the format.
+
+What to use instead of a SavedModel:
+
+- ``model.export(path, format="onnx")`` for serving (onnxruntime, or
+  ``kbackend-serve``);
 - ``model.save("model.keras")`` and ``keras.saving.load_model`` (the native Keras
   format: architecture, weights and optimizer state) work with kbackend;
 - ``model.save_weights("model.weights.h5")`` keeps the weights alone;
@@ -20,7 +30,8 @@ What to use instead:
 from __future__ import annotations
 
 ALTERNATIVES = (
-    "Save the model in the native Keras format instead (model.save('model.keras'), "
+    "Export it as ONNX (model.export(path, format='onnx')), or save the model in the "
+    "native Keras format instead (model.save('model.keras'), "
     "reloaded with keras.saving.load_model on any backend, kbackend included), or "
     "load that file under KERAS_BACKEND=tensorflow, jax or torch and export it there.")
 
@@ -48,9 +59,8 @@ def unsupported_format_error(fmt: str, keras_message: str = "") -> UnsupportedEx
     return UnsupportedExportFormat(
         f"{keras_message}{' ' if keras_message else ''}Export format {fmt!r} is not "
         f"supported by the kbackend backend: writing it needs TensorFlow (SavedModel, "
-        f"LiteRT), tf2onnx/jax2tf/torch.onnx (ONNX) or OpenVINO's converters, which "
-        f"trace that framework's own tensors, while kbackend computes with its own "
-        f"engine. {ALTERNATIVES}")
+        f"LiteRT) or OpenVINO's converters, which trace that framework's own tensors, "
+        f"while kbackend computes with its own engine. {ALTERNATIVES}")
 
 
 class KBackendExportArchive:
