@@ -173,7 +173,26 @@ class GraphImporter:
         ``None`` when even the rank is unknown."""
         if name in self._consts:
             return tuple(self._consts[name].shape)
-        return self._shapes.get(name)
+        shape = self._shapes.get(name)
+        if (shape is None or None in shape) and name in self._syms:
+            shape = self._infer_symbol_shape(self._syms[name]) or shape
+            self._shapes[name] = shape
+        return shape
+
+    def _infer_symbol_shape(self, s: Symbol) -> tuple | None:
+        """What our own shape inference says where ONNX's gave up (e.g. after an LSTM)."""
+        known = {}
+        for n in s.list_arguments() + s.list_auxiliary_states():
+            given = self.params[n].shape if n in self.params else self._shapes.get(n)
+            if given is not None and None not in given:
+                known[n] = tuple(given)
+        try:
+            _, outs, _ = s.infer_shape_partial(**known)
+        except (ValueError, TypeError):
+            return None
+        if not outs or outs[0] is None:
+            return None
+        return tuple(d if d else None for d in outs[0])
 
     def rank(self, node, i: int) -> int:
         """The rank of input ``i`` (an error when the model does not say)."""

@@ -24,7 +24,7 @@ def cnn_model(opset=13):
              "fc.weight": rand(10, 4 * 4 * 4), "fc.bias": rand(10)}
     nodes = [
         helper.make_node("Conv", ["data", "conv1.weight", "conv1.bias"], ["c1"], name="conv1",
-                         pads=[1, 1, 1, 1]),
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
         helper.make_node("BatchNormalization", ["c1", "bn1.weight", "bn1.bias",
                                                 "bn1.running_mean", "bn1.running_var"],
                          ["b1"], name="bn1", epsilon=1e-5),
