@@ -15,7 +15,8 @@ the keras wheel, so this script:
    ``skip_if_backend(backend, reason)``, a log of every test's outcome, and exact
    ``--deselect`` matching; and adds kbackend's entry where a test file hard-codes
    the built-in backends (``TEST_PATCHES``: trainer_test.py's if/elif chain of
-   trainer classes and its dict of CPU device names), as kbackend_hook does for
+   trainer classes and its dict of CPU device names, onnx_test.py's class-level skip
+   of other backends), as kbackend_hook does for
    Keras' own modules; and, as the sdist lacks the repository's
    ``keras/__init__.py``, writes one (``KERAS_INIT``) so that the tree is the
    ``keras`` package and test modules import as ``keras.src.*``, as in Keras' CI;
@@ -82,6 +83,12 @@ TEST_PATCHES = {
          '    from kbackend.trainer import KBackendTrainer as Trainer\n')),
         ('            "torch": "cpu",',  # CPU_DEVICES[backend.backend()]
          '            "kbackend": "cpu:0",\n'),
+    ],
+    # The class-level skip of everything but tensorflow, jax and torch: kbackend
+    # exports ONNX too (kbackend/onnx_export.py).
+    "keras/src/export/onnx_test.py": [
+        ('    backend.backend() not in ("tensorflow", "jax", "torch"),',
+         '    backend.backend() != "kbackend" and\n'),
     ],
 }
 

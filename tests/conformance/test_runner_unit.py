@@ -244,7 +244,8 @@ def test_patch_test_files(tmp_path):
     assert '"kbackend":\n    x = 3\nelif backend.backend() == "openvino"' in \
         (tmp_path / rel).read_text()
     assert "not patched" in rks.patch_test_files(tmp_path, {rel: [("nope", "")]})[0]
-    assert set(rks.TEST_PATCHES) == {"keras/src/trainers/trainer_test.py"}
+    assert set(rks.TEST_PATCHES) == {"keras/src/trainers/trainer_test.py",
+                                     "keras/src/export/onnx_test.py"}
 
 
 def test_missing_optional_deps(monkeypatch):
