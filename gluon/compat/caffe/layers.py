@@ -349,6 +349,113 @@ def _scale(b, layer, bottoms, name):
     return [out]
 
 
+def _bias(b, layer, bottoms, name):
+    param = layer.bias_param
+    x = bottoms[0]
+    shape = b.shape(x, layer)
+    axis = _axis(layer, param.axis, len(shape))
+    if len(bottoms) == 2:
+        bias, bshape = bottoms[1], b.shape(bottoms[1], layer)
+    else:
+        num = param.num_axes
+        bshape = tuple(shape[axis:] if num == -1 else shape[axis:axis + num]) or (1,)
+        bias = b.param(layer, 0, f"{name}_bias", bshape)
+    full = (1,) * len(shape) if bshape == (1,) else \
+        (1,) * axis + tuple(bshape) + (1,) * (len(shape) - axis - len(bshape))
+    if bshape != (1,) and tuple(shape[axis:axis + len(bshape)]) != tuple(bshape):
+        raise _err(layer, f"the bias's shape {bshape} does not match the input's {shape} "
+                          f"from axis {axis}")
+    return [sym.broadcast_add(x, sym.reshape(bias, shape=full, name=f"{name}_bshape"),
+                              name=name)]
+
+
+def _elu(b, layer, bottoms, name):
+    return [sym.LeakyReLU(bottoms[0], act_type="elu", slope=float(layer.elu_param.alpha),
+                          name=name)]
+
+
+def _absval(b, layer, bottoms, name):
+    return [sym.abs(bottoms[0], name=name)]
+
+
+def _bnll(b, layer, bottoms, name):
+    return [sym.Activation(bottoms[0], act_type="softrelu", name=name)]
+
+
+def _power(b, layer, bottoms, name):
+    """``(shift + scale * x) ** power``."""
+    p = layer.power_param
+    y = bottoms[0]
+    if p.scale != 1.0:
+        y = y * float(p.scale)
+    if p.shift != 0.0:
+        y = y + float(p.shift)
+    if p.power != 1.0:
+        y = y ** float(p.power)
+    return [y if y is not bottoms[0] else sym.identity(y, name=name)]
+
+
+def _reshape(b, layer, bottoms, name):
+    p = layer.reshape_param
+    shape = b.shape(bottoms[0], layer)
+    ndim = len(shape)
+    start = p.axis if p.axis >= 0 else ndim + p.axis + 1
+    if not 0 <= start <= ndim:
+        raise _err(layer, f"axis={p.axis} is out of range for the input shape {shape}")
+    end = ndim if p.num_axes == -1 else start + p.num_axes
+    if p.num_axes < -1 or end > ndim:
+        raise _err(layer, f"num_axes={p.num_axes} is out of range for the input shape "
+                          f"{shape} from axis {start}")
+    dims = [int(d) for d in p.shape.dim]
+    if dims.count(-1) > 1:
+        raise _err(layer, f"at most one -1 in reshape_param.shape, got {dims}")
+    mid = []
+    for i, d in enumerate(dims):
+        if d == 0:
+            if start + i >= ndim:
+                raise _err(layer, f"shape dim {i} copies input axis {start + i}, which the "
+                                  f"input shape {shape} lacks")
+            d = shape[start + i]
+        mid.append(d)
+    target = list(shape[:start]) + mid + list(shape[end:])
+    if -1 in target:
+        known = math.prod(d for d in target if d != -1)
+        total = math.prod(shape)
+        if known == 0 or total % known:
+            raise _err(layer, f"cannot reshape {shape} to {tuple(dims)} (axis {start})")
+        target[target.index(-1)] = total // known
+    if math.prod(target) != math.prod(shape):
+        raise _err(layer, f"cannot reshape {shape} ({math.prod(shape)} values) to "
+                          f"{tuple(target)}")
+    keeps_batch = start > 0 or (dims and dims[0] == 0)
+    out_shape = ((0,) + tuple(target[1:])) if keeps_batch else tuple(target)
+    return [sym.reshape(bottoms[0], shape=out_shape, name=name)]
+
+
+def _crop(b, layer, bottoms, name):
+    if len(bottoms) != 2:
+        raise _err(layer, f"needs 2 bottoms (the blob and the reference), got {len(bottoms)}")
+    p = layer.crop_param
+    sa, sb = b.shape(bottoms[0], layer), b.shape(bottoms[1], layer)
+    if len(sa) != len(sb):
+        raise _err(layer, f"the bottoms have shapes {sa} and {sb} of different ranks")
+    axis = _axis(layer, p.axis, len(sa))
+    offsets = [int(o) for o in p.offset]
+    if len(offsets) not in (0, 1, len(sa) - axis):
+        raise _err(layer, f"{len(offsets)} offsets for the {len(sa) - axis} axes from "
+                          f"axis {axis}")
+    out = bottoms[0]
+    cropped = list(range(axis, len(sa)))
+    for i in cropped:
+        off = offsets[0] if len(offsets) == 1 else offsets[i - axis] if offsets else 0
+        if off + sb[i] > sa[i]:
+            raise _err(layer, f"axis {i}: offset {off} + size {sb[i]} exceeds {sa[i]} "
+                              f"(shapes {sa} and {sb})")
+        out = sym.slice_axis(out, axis=i, begin=off, end=off + sb[i],
+                             name=name if i == cropped[-1] else f"{name}_axis{i}")
+    return [out]
+
+
 def _batch_norm(b, layer, bottoms, name):
     return batch_norm(b, layer, bottoms, name)
 
@@ -359,5 +466,7 @@ CONVERTERS = {
     "Sigmoid": _activation("sigmoid"), "TanH": _activation("tanh"), "LRN": _lrn,
     "Dropout": _dropout, "Concat": _concat, "Eltwise": _eltwise, "Flatten": _flatten,
     "Softmax": _softmax, "BatchNorm": _batch_norm, "Scale": _scale, "Split": _split,
+    "Bias": _bias, "ELU": _elu, "AbsVal": _absval, "BNLL": _bnll, "Power": _power,
+    "Reshape": _reshape, "Crop": _crop,
 }
 """Caffe layer type -> converter (see the module docstring)."""

@@ -39,7 +39,7 @@ V1_TYPES = {
 
 # V1 fields copied as they are into LayerParameter (same message types)
 _V1_COPIED = ("concat_param", "convolution_param", "dropout_param", "eltwise_param",
-              "inner_product_param", "lrn_param", "pooling_param", "relu_param",
+              "inner_product_param", "lrn_param", "pooling_param", "power_param", "relu_param",
               "sigmoid_param", "softmax_param", "tanh_param", "transform_param")
 
 

@@ -36,7 +36,17 @@ ENUMS = {
     'SigmoidParameter.Engine': (('DEFAULT', 0), ('CAFFE', 1), ('CUDNN', 2)),
     'SoftmaxParameter.Engine': (('DEFAULT', 0), ('CAFFE', 1), ('CUDNN', 2)),
     'TanHParameter.Engine': (('DEFAULT', 0), ('CAFFE', 1), ('CUDNN', 2)),
-    'V1LayerParameter.LayerType': (('NONE', 0), ('ABSVAL', 35), ('ACCURACY', 1), ('ARGMAX', 30), ('BNLL', 2), ('CONCAT', 3), ('CONTRASTIVE_LOSS', 37), ('CONVOLUTION', 4), ('DATA', 5), ('DECONVOLUTION', 39), ('DROPOUT', 6), ('DUMMY_DATA', 32), ('EUCLIDEAN_LOSS', 7), ('ELTWISE', 25), ('EXP', 38), ('FLATTEN', 8), ('HDF5_DATA', 9), ('HDF5_OUTPUT', 10), ('HINGE_LOSS', 28), ('IM2COL', 11), ('IMAGE_DATA', 12), ('INFOGAIN_LOSS', 13), ('INNER_PRODUCT', 14), ('LRN', 15), ('MEMORY_DATA', 29), ('MULTINOMIAL_LOGISTIC_LOSS', 16), ('MVN', 34), ('POOLING', 17), ('POWER', 26), ('RELU', 18), ('SIGMOID', 19), ('SIGMOID_CROSS_ENTROPY_LOSS', 27), ('SILENCE', 36), ('SOFTMAX', 20), ('SOFTMAX_LOSS', 21), ('SPLIT', 22), ('SLICE', 33), ('TANH', 23), ('WINDOW_DATA', 24), ('THRESHOLD', 31)),
+    'V1LayerParameter.LayerType': (
+        ('NONE', 0), ('ABSVAL', 35), ('ACCURACY', 1), ('ARGMAX', 30), ('BNLL', 2), ('CONCAT', 3),
+        ('CONTRASTIVE_LOSS', 37), ('CONVOLUTION', 4), ('DATA', 5), ('DECONVOLUTION', 39),
+        ('DROPOUT', 6), ('DUMMY_DATA', 32), ('EUCLIDEAN_LOSS', 7), ('ELTWISE', 25), ('EXP', 38),
+        ('FLATTEN', 8), ('HDF5_DATA', 9), ('HDF5_OUTPUT', 10), ('HINGE_LOSS', 28), ('IM2COL', 11),
+        ('IMAGE_DATA', 12), ('INFOGAIN_LOSS', 13), ('INNER_PRODUCT', 14), ('LRN', 15),
+        ('MEMORY_DATA', 29), ('MULTINOMIAL_LOGISTIC_LOSS', 16), ('MVN', 34), ('POOLING', 17),
+        ('POWER', 26), ('RELU', 18), ('SIGMOID', 19), ('SIGMOID_CROSS_ENTROPY_LOSS', 27),
+        ('SILENCE', 36), ('SOFTMAX', 20), ('SOFTMAX_LOSS', 21), ('SPLIT', 22), ('SLICE', 33),
+        ('TANH', 23), ('WINDOW_DATA', 24), ('THRESHOLD', 31),
+    ),
 }
 #: messages: ``(label ('o' optional, 'r' repeated), type, name, number[, default[,
 #: 'packed']])`` per field; a type is a scalar, an enum of the message or the file, or
@@ -112,15 +122,19 @@ MESSAGES = {
         ('o', 'BiasParameter', 'bias_param', 141),
         ('o', 'ConcatParameter', 'concat_param', 104),
         ('o', 'ConvolutionParameter', 'convolution_param', 106),
+        ('o', 'CropParameter', 'crop_param', 144),
         ('o', 'DropoutParameter', 'dropout_param', 108),
         ('o', 'EltwiseParameter', 'eltwise_param', 110),
+        ('o', 'ELUParameter', 'elu_param', 140),
         ('o', 'FlattenParameter', 'flatten_param', 135),
         ('o', 'InnerProductParameter', 'inner_product_param', 117),
         ('o', 'InputParameter', 'input_param', 143),
         ('o', 'LRNParameter', 'lrn_param', 118),
         ('o', 'PoolingParameter', 'pooling_param', 121),
+        ('o', 'PowerParameter', 'power_param', 122),
         ('o', 'PReLUParameter', 'prelu_param', 131),
         ('o', 'ReLUParameter', 'relu_param', 123),
+        ('o', 'ReshapeParameter', 'reshape_param', 133),
         ('o', 'ScaleParameter', 'scale_param', 142),
         ('o', 'SigmoidParameter', 'sigmoid_param', 124),
         ('o', 'SoftmaxParameter', 'softmax_param', 125),
@@ -172,6 +186,10 @@ MESSAGES = {
         ('o', 'int32', 'axis', 16, '1'),
         ('o', 'bool', 'force_nd_im2col', 17, 'false'),
     ),
+    'CropParameter': (
+        ('o', 'int32', 'axis', 1, '2'),
+        ('r', 'uint32', 'offset', 2),
+    ),
     'DropoutParameter': (
         ('o', 'float', 'dropout_ratio', 1, '0.5'),
     ),
@@ -179,6 +197,9 @@ MESSAGES = {
         ('o', 'EltwiseOp', 'operation', 1, 'SUM'),
         ('r', 'float', 'coeff', 2),
         ('o', 'bool', 'stable_prod_grad', 3, 'true'),
+    ),
+    'ELUParameter': (
+        ('o', 'float', 'alpha', 1, '1'),
     ),
     'FlattenParameter': (
         ('o', 'int32', 'axis', 1, '1'),
@@ -215,6 +236,11 @@ MESSAGES = {
         ('o', 'bool', 'global_pooling', 12, 'false'),
         ('o', 'RoundMode', 'round_mode', 13, 'CEIL'),
     ),
+    'PowerParameter': (
+        ('o', 'float', 'power', 1, '1'),
+        ('o', 'float', 'scale', 2, '1'),
+        ('o', 'float', 'shift', 3, '0'),
+    ),
     'PReLUParameter': (
         ('o', 'FillerParameter', 'filler', 1),
         ('o', 'bool', 'channel_shared', 2, 'false'),
@@ -222,6 +248,11 @@ MESSAGES = {
     'ReLUParameter': (
         ('o', 'float', 'negative_slope', 1, '0'),
         ('o', 'Engine', 'engine', 2, 'DEFAULT'),
+    ),
+    'ReshapeParameter': (
+        ('o', 'BlobShape', 'shape', 1),
+        ('o', 'int32', 'axis', 2, '0'),
+        ('o', 'int32', 'num_axes', 3, '-1'),
     ),
     'ScaleParameter': (
         ('o', 'int32', 'axis', 1, '1'),
@@ -258,6 +289,7 @@ MESSAGES = {
         ('o', 'InnerProductParameter', 'inner_product_param', 17),
         ('o', 'LRNParameter', 'lrn_param', 18),
         ('o', 'PoolingParameter', 'pooling_param', 19),
+        ('o', 'PowerParameter', 'power_param', 21),
         ('o', 'ReLUParameter', 'relu_param', 30),
         ('o', 'SigmoidParameter', 'sigmoid_param', 38),
         ('o', 'SoftmaxParameter', 'softmax_param', 39),

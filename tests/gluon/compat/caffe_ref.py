@@ -197,6 +197,38 @@ def layer_forward(layer, bottoms, w):
         if p.bias_term:
             y = y + w[-1].reshape(shape)
         return [y]
+    if t == "Bias":
+        p = layer.bias_param
+        axis = _blob_axis(p.axis, x.ndim)
+        bias = bottoms[1] if len(bottoms) == 2 else w[0]
+        return [x + bias.reshape((1,) * axis + bias.shape + (1,) * (x.ndim - axis - bias.ndim))]
+    if t == "ELU":
+        return [np.where(x > 0, x, layer.elu_param.alpha * (np.exp(x) - 1))]
+    if t == "AbsVal":
+        return [np.abs(x)]
+    if t == "BNLL":
+        return [np.where(x > 0, x + np.log1p(np.exp(-x)), np.log1p(np.exp(x)))]
+    if t == "Power":
+        p = layer.power_param
+        return [(p.shift + p.scale * x) ** p.power]
+    if t == "Reshape":
+        p = layer.reshape_param
+        start = p.axis if p.axis >= 0 else x.ndim + p.axis + 1
+        end = x.ndim if p.num_axes == -1 else start + p.num_axes
+        mid = [x.shape[start + i] if d == 0 else d for i, d in enumerate(p.shape.dim)]
+        return [x.reshape(x.shape[:start] + tuple(mid) + x.shape[end:])]
+    if t == "Crop":
+        p = layer.crop_param
+        ref = bottoms[1]
+        axis = _blob_axis(p.axis, x.ndim)
+        index = []
+        for i in range(x.ndim):
+            if i < axis:
+                index.append(slice(None))
+                continue
+            off = p.offset[0] if len(p.offset) == 1 else p.offset[i - axis] if p.offset else 0
+            index.append(slice(off, off + ref.shape[i]))
+        return [x[tuple(index)]]
     if t == "Split":
         return [x] * len(layer.top)
     raise ValueError(f"reference: no layer type {t!r}")

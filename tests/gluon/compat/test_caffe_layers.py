@@ -119,6 +119,23 @@ CASES += [
                                                            "bias_term: true }",
                                                            bottom="a b"),
      {**_BRANCH_W, "l": [(2, 2, 3, 3)]}),
+    ("bias_blob", (2, 3, 4, 4), _layer("Bias"), {"l": [(3,)]}),
+    ("bias_two_bottoms", (2, 3, 3, 3), _BRANCHES + _layer("Bias", "bias_param { axis: 0 }",
+                                                          bottom="a b"), _BRANCH_W),
+    ("elu", (2, 3, 4), _layer("ELU", "elu_param { alpha: 0.7 }"), {}),
+    ("absval", (2, 5), _layer("AbsVal"), {}),
+    ("bnll", (2, 5), _layer("BNLL"), {}),
+    ("power", (2, 5), _layer("Power", "power_param { power: 2 scale: 0.5 shift: 3 }"), {}),
+    ("power_identity", (2, 5), _layer("Power"), {}),
+    ("reshape", (2, 3, 4, 2), _layer("Reshape", "reshape_param { shape { dim: 0 dim: -1 "
+                                     "dim: 4 } }"), {}),
+    ("reshape_axis", (2, 6, 4), _layer("Reshape", "reshape_param { shape { dim: 2 dim: 3 } "
+                                       "axis: 1 num_axes: 1 }"), {}),
+    ("reshape_append", (2, 6), _layer("Reshape", "reshape_param { shape { dim: 1 } "
+                                      "axis: -1 num_axes: 0 }"), {}),
+    ("crop", (2, 3, 7, 6), _layer("Pooling", "pooling_param { pool: MAX kernel_size: 2 "
+                                  "stride: 2 }", top="small", name="p")
+     + _layer("Crop", "crop_param { axis: 2 offset: 1 offset: 2 }", bottom="data small"), {}),
     ("split", (2, 3), _layer("Split", top="s1 s2", name="sp")
      + _layer("Eltwise", bottom="s1 s2", name="l"), {}),
 ]
