@@ -10,7 +10,7 @@ The layers, and how their semantics map onto MXNet's operators, are in docs/caff
 Example:
     >>> from gluon.compat import caffe
     >>> sorted(caffe.supported_layers())[:3]
-    ['BatchNorm', 'Concat', 'Convolution']
+    ['AbsVal', 'BNLL', 'BatchNorm']
 """
 from __future__ import annotations
 
