@@ -47,8 +47,8 @@ def _mode(ctx, node, a, dirs: int) -> str:
 def _rnn(ctx, node, a):
     _, gates, order, _ = _CELLS[node.op_type]
     direction = a.get("direction", "forward")
-    if direction not in ("forward", "bidirectional"):
-        raise ctx.error(node, f"has direction={direction!r}; translated: forward, "
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ctx.error(node, f"has direction={direction!r}; ONNX's are forward, reverse, "
                         "bidirectional")
     dirs = 2 if direction == "bidirectional" else 1
     mode = _mode(ctx, node, a, dirs)
@@ -72,6 +72,8 @@ def _rnn(ctx, node, a):
     x = ctx.sym(node.input[0])
     if batch_first:
         x = sym.swapaxes(x, dim1=0, dim2=1)
+    if direction == "reverse":  # one forward pass over the reversed sequence
+        x = sym.reverse(x, axis=0)
     if ctx.has(node, 4):
         lens = ctx.const(node.input[4])
         xs = ctx.shape(node.input[0])
@@ -98,6 +100,8 @@ def _rnn(ctx, node, a):
                   name=ctx.node_name(node))
     # (T, N, D*H) -> ONNX's Y (T, D, N, H)
     y = sym.transpose(sym.reshape(out[0], shape=(0, 0, dirs, -1)), axes=(0, 2, 1, 3))
+    if direction == "reverse":  # Y in the input's time order
+        y = sym.reverse(y, axis=0)
     results = [y, out[1]] + ([out[2]] if mode == "lstm" else [])
     if batch_first:  # Y (N, T, D, H); Y_h, Y_c (N, D, H)
         results = [sym.transpose(results[0], axes=(2, 0, 1, 3))] + \

@@ -161,7 +161,7 @@ def test_instancenorm_lrn():
 
 # ------------------------------------------------------------------ recurrent layers
 def _rnn_model(op, T=5, N=3, I=4, H=6, bidi=False, states=False, bias=True, layout=0,
-               opset=14, **attrs):
+               opset=14, reverse=False, **attrs):
     D = 2 if bidi else 1
     G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     x = rand(N, T, I) if layout else rand(T, N, I)
@@ -183,7 +183,8 @@ def _rnn_model(op, T=5, N=3, I=4, H=6, bidi=False, states=False, bias=True, layo
     if layout:
         attrs["layout"] = 1
     node = helper.make_node(op, names, outs, name=f"{op.lower()}0", hidden_size=H,
-                            direction="bidirectional" if bidi else "forward", **attrs)
+                            direction="bidirectional" if bidi else
+                            "reverse" if reverse else "forward", **attrs)
     return make_model([node], feeds, outs, inits, opset), feeds
 
 
@@ -193,6 +194,8 @@ RNNS = [
     ("lstm_no_bias", "LSTM", {"bias": False}),
     ("lstm_batch_first", "LSTM", {"bidi": True, "states": True, "layout": 1}),
     ("lstm_opset7", "LSTM", {"opset": 7}),
+    ("lstm_reverse_states", "LSTM", {"reverse": True, "states": True}),
+    ("gru_reverse", "GRU", {"reverse": True, "linear_before_reset": 1}),
     ("gru", "GRU", {"linear_before_reset": 1}),
     ("gru_bidi_states", "GRU", {"bidi": True, "states": True, "linear_before_reset": 1}),
     ("rnn_tanh", "RNN", {"bidi": True}),
