@@ -204,6 +204,22 @@ def test_two_outputs_and_input_dim(tmp_path):
     assert dim == [2, 3, 4, 4] and sym.list_outputs() == ["a_output", "b_output"]
 
 
+def test_caffe_names_with_slashes_become_symbol_names(tmp_path):
+    body = ('layer { name: "inception_3a/1x1-a" type: "Convolution" bottom: "data" '
+            'top: "inception_3a/1x1" convolution_param { num_output: 2 kernel_size: 1 } }\n'
+            'layer { name: "inception_3a/relu" type: "ReLU" bottom: "inception_3a/1x1" '
+            'top: "inception_3a/1x1" }\n')
+    proto, cm, net, weights = write_model(tmp_path, header((1, 3, 2, 2)) + body,
+                                          {"inception_3a/1x1-a": [(2, 3, 1, 1), (2,)]})
+    prefix = str(tmp_path / "g")
+    sym, args, _, _ = convert_model(proto, cm, prefix)
+    assert sorted(args) == ["inception_3a_1x1_a_bias", "inception_3a_1x1_a_weight"]
+    assert sym.list_outputs() == ["inception_3a_relu_output"]
+    x = _x((1, 3, 2, 2))
+    want = caffe_ref.forward(net, weights, {"data": x})["inception_3a/1x1"]
+    np.testing.assert_allclose(run_converted(prefix, x), want, rtol=1e-5, atol=1e-6)
+
+
 def _cli(*args):
     env = {**os.environ, "PYTHONPATH": ROOT}
     return subprocess.run([sys.executable, "-m", "gluon.compat.caffe", *args],
