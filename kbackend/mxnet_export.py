@@ -183,12 +183,33 @@ def _channels_first(n: Node, ins: tuple, model_name: str):
                         constant_value=0.0), 0)
     rest = list(ins[1:])
     if rest and isinstance(rest[0], Entry):  # the weight, in the layout of our NHWC op
-        rest[0] = Entry(_make("transpose", f"{n.name}_weight_channels_first", [rest[0]],
-                              axes=first), 0)
+        rest[0] = _permuted(rest[0], first, f"{n.name}_weight_channels_first")
     attrs["layout"] = _CHANNELS_FIRST[rank - 2]
     node = _make(n.op_name, n.name, [x] + rest, **{**n.attrs, **attrs})
     return Entry(_make("transpose", f"{n.name}_to_channels_last", [Entry(node, 0)],
                        axes=last), 0)
+
+
+def _permutation(n: Node, rank: int):
+    """The axes permutation of a ``moveaxis``/``transpose`` node, or None."""
+    if n.op_name == "transpose":
+        axes = n.attrs.get("axes")
+        return tuple(range(rank))[::-1] if axes is None else tuple(a % rank for a in axes)
+    if n.op_name == "moveaxis":
+        from core.ops.shape import _move
+
+        return _move((0,) * rank, n.attrs.get("source", 0), n.attrs.get("destination", 0))
+    return None
+
+
+def _permuted(e: Entry, axes: tuple, name: str) -> Entry:
+    """``transpose(e, axes)``, composed with ``e``'s own moveaxis/transpose (Keras'
+    kernel layout to our NHWC weight) into one transpose of the Keras kernel."""
+    inner = _permutation(e.node, len(axes)) if e.node.op is not None else None
+    if inner is not None and len(e.node.inputs) == 1:
+        axes = tuple(inner[a] for a in axes)
+        e = e.node.inputs[0]
+    return Entry(_make("transpose", name, [e], axes=axes), 0)
 
 
 def _constants_as_params(graph: Graph, taken: set):
