@@ -65,6 +65,7 @@ class Builder:
         self.source = source
         self.arg_params: dict = {}
         self.aux_params: dict = {}
+        self.unshaped: frozenset = frozenset()  # inputs without a shape (Data layer tops)
 
     def shape(self, s, layer) -> tuple:
         """The output shape of symbol ``s`` (an input of ``layer``)."""
@@ -82,8 +83,6 @@ class Builder:
             raise CaffeConversionError(f"caffe: the input of layer {layer.name!r} "
                                        f"({layer.type}) has no valid shape: {e}") from None
         return tuple(out[0])
-
-    unshaped: frozenset = frozenset()
 
     def _blobs(self, layer, count: int):
         blobs = self.weights.get(layer.name)
@@ -201,7 +200,7 @@ def build(net, weights: dict | None, source: str = ""):
     blobs = {n: sym.var(sanitize(n)) for n in shapes}
     b = Builder({sanitize(n): s for n, s in shapes.items()}, weights, source)
     unshaped = set()
-    order, unread = [], {}  # unread: blob version -> symbol, in order of production
+    unread = {}  # the blobs no layer has read yet -> symbol, in order of production
     plan = _fold_plan(layers)
     folded = {j: i for i, j in plan.items()}
     for j, layer in enumerate(layers):
@@ -258,7 +257,6 @@ def build(net, weights: dict | None, source: str = ""):
             blobs[top] = out
             unread.pop(top, None)
             unread[top] = out
-            order.append(top)
     if not unread:
         raise CaffeConversionError(f"caffe: net {net.name!r} has no output (no layer makes "
                                    "a blob that nothing reads)")

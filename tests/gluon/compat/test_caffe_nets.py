@@ -220,6 +220,18 @@ def test_caffe_names_with_slashes_become_symbol_names(tmp_path):
     np.testing.assert_allclose(run_converted(prefix, x), want, rtol=1e-5, atol=1e-6)
 
 
+def test_convert_symbol_alone_carries_the_parameter_shapes(tmp_path):
+    proto, cm, *_ = write_model(tmp_path, header(RES_SHAPE) + _resblock(), RES_W)
+    sym, dim = convert_symbol(proto)
+    full, _, aux, _ = convert_model(proto, cm)
+    assert dim == list(RES_SHAPE)
+    assert sym.list_arguments() == full.list_arguments()
+    assert sym.list_auxiliary_states() == sorted(aux, key=full.list_auxiliary_states().index)
+    arg_shapes, out_shapes, _ = sym.infer_shape(data=(5,) + RES_SHAPE[1:])
+    assert out_shapes == [(5, 4, 1, 1)]
+    assert dict(zip(sym.list_arguments(), arg_shapes))["bn1_gamma"] == (4,)
+
+
 def _cli(*args):
     env = {**os.environ, "PYTHONPATH": ROOT}
     return subprocess.run([sys.executable, "-m", "gluon.compat.caffe", *args],
