@@ -102,9 +102,17 @@ def _recurrent():
     ])
 
 
+def _bidirectional():
+    inputs = keras.Input((4, 5))
+    x = layers.Bidirectional(layers.LSTM(3, return_sequences=True), merge_mode="sum")(inputs)
+    x = layers.Bidirectional(layers.GRU(2, return_sequences=True), merge_mode="concat")(x)
+    return keras.Model(inputs, x)
+
+
 MODELS = {"cnn": _cnn, "conv1d": _conv1d, "depthwise_transposed": _depthwise_transposed,
           "activations": _activations, "norm_reshape": _norm_reshape,
-          "embedding": _embedding, "functional": _functional, "recurrent": _recurrent}
+          "embedding": _embedding, "functional": _functional, "recurrent": _recurrent,
+          "bidirectional": _bidirectional}
 
 
 def _inputs(model, batch, seed=0):
