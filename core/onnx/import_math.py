@@ -20,7 +20,7 @@ _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "L
           "Tan": "tan", "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan", "Sinh": "sinh",
           "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh",
           "Sign": "sign", "Round": "rint", "Softsign": "softsign", "Not": "logical_not",
-          "IsNaN": "isnan"}
+          "IsNaN": "isnan", "HardSwish": "hard_swish", "Mish": "mish"}
 
 
 def _scalar(ctx, node, i: int, other: int):

@@ -109,6 +109,8 @@ CASES = [
     ("hardsigmoid", "HardSigmoid", {"x": X4}, {}, 7, {"alpha": 0.3, "beta": 0.4}),
     ("gelu", "Gelu", {"x": X4}, {}, 20, {}),
     ("gelu_tanh", "Gelu", {"x": X4}, {}, 20, {"approximate": "tanh"}),
+    ("hardswish", "HardSwish", {"x": X4 * 4}, {}, 14, {}),
+    ("mish", "Mish", {"x": X4 * 3}, {}, 18, {}),
     ("erf", "Erf", {"x": X4}, {}, 13, {}),
     ("exp", "Exp", {"x": X4}, {}, 13, {}),
     ("log", "Log", {"x": rand(3, 4, low=0.1)}, {}, 13, {}),
