@@ -332,6 +332,11 @@ def convert_model(prototxt: str, caffemodel: str, output_prefix: str | None = No
         (['data', 'fc_weight', 'fc_bias'], [1, 3, 1, 1])
     """
     caffemodel = os.fspath(caffemodel)
+    if output_prefix is not None:
+        out_dir = os.path.dirname(os.path.abspath(os.fspath(output_prefix)))
+        if not os.path.isdir(out_dir):
+            raise FileNotFoundError(f"caffe: the output directory {out_dir!r} (of prefix "
+                                    f"{os.fspath(output_prefix)!r}) does not exist")
     symbol, arg_params, aux_params, shapes = build(read_prototxt(prototxt),
                                                    _weights_of(caffemodel), caffemodel)
     if output_prefix is not None:

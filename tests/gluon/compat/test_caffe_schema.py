@@ -181,3 +181,9 @@ def test_failed_conversion_writes_nothing(tmp_path):
     with pytest.raises(CaffeConversionError):
         convert_model(proto, cm, prefix)
     assert not [p for p in os.listdir(tmp_path) if p.startswith("out")]
+
+
+def test_missing_output_directory_is_named_before_converting(tmp_path):
+    proto, cm, *_ = write_model(tmp_path, header((1, 3)) + _RELU, {})
+    with pytest.raises(FileNotFoundError, match="output directory .*nowhere"):
+        convert_model(proto, cm, str(tmp_path / "nowhere" / "x"))
