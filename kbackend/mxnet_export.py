@@ -32,6 +32,7 @@ from core import serialization
 from core.ndarray import array as _nd_array
 from core.symbol.graph import Entry, Graph, Node, map_graph
 from core.symbol.json_io import graph_to_json
+from core.symbol.json_lower import RULES
 
 from .graph_export import ExportedGraph, ExportError, _make, model_inputs, trace_model
 
@@ -85,10 +86,18 @@ def save_mxnet_model(model, prefix: str, epoch: int = 0) -> tuple[list, list]:
                 "Module binds data of known shapes (give the other axes a size)")
     exported = trace_model(model, inputs)
     graph, arrays = mxnet_graph(exported, model.name)
+    for n in graph.topo():
+        if n.op is not None and n.op.name not in RULES:
+            raise ExportError(
+                f"save_mxnet_model: model '{model.name}': {_where(n)}: the operator "
+                f"{n.op.name!r} has no MXNet 1.9 equivalent, so the model cannot be "
+                "written as an MXNet symbol (build it from layers MXNet has)")
     try:
         text = graph_to_json(graph, strict=True)
     except ValueError as e:
-        raise ExportError(f"save_mxnet_model: model '{model.name}': {e}") from None
+        why = str(e).replace("; export it with mxnet_compatible=False (a file only kbackend "
+                             "reads), or build the model from operators MXNet has", "")
+        raise ExportError(f"save_mxnet_model: model '{model.name}': {why}") from None
     sym_file = f"{prefix}-symbol.json"
     param_file = f"{prefix}-{int(epoch):04d}.params"
     os.makedirs(os.path.dirname(os.path.abspath(sym_file)), exist_ok=True)

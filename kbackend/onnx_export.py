@@ -18,7 +18,14 @@ import numpy
 
 from core import serialization
 
-from .graph_export import ExportError, InputSpec, sanitize, trace_model
+from .graph_export import (
+    ExportError,
+    InputSpec,
+    dynamic_axes,
+    sanitize,
+    trace_model,
+    trace_sizes,
+)
 from .mxnet_export import mxnet_graph
 
 __all__ = ["export_onnx"]
@@ -86,7 +93,9 @@ def export_onnx(model, filepath, input_signature=None, *, opset_version: int | N
     graph, arrays = mxnet_graph(exported, model.name)
     params = {k.split(":", 1)[1]: v for k, v in arrays.items()}
     dynamic = any(d is None for s in inputs for d in s.shape)
-    in_shapes = [tuple(1 if d is None else d for d in s.shape) for s in inputs]
+    dyn = dynamic_axes(inputs)  # concrete shapes: the first trace's (valid for the model)
+    in_shapes = [tuple(trace_sizes(dyn[(i, a)])[0] if d is None else d
+                       for a, d in enumerate(s.shape)) for i, s in enumerate(inputs)]
     try:
         proto = export_graph(graph, params, in_shapes, [numpy.dtype(s.dtype) for s in inputs],
                              input_names=[s.name for s in inputs],
