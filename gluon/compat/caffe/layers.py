@@ -7,6 +7,7 @@ maps Caffe's type strings to them. The semantics notes are in docs/caffe.md.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy
@@ -267,6 +268,30 @@ def _softmax(b, layer, bottoms, name):
     return [sym.softmax(bottoms[0], axis=axis, name=name)]
 
 
+def _slice(b, layer, bottoms, name):
+    p = layer.slice_param
+    shape = b.shape(bottoms[0], layer)
+    axis = p.axis if p.HasField("axis") or not p.HasField("slice_dim") else p.slice_dim
+    axis = _axis(layer, axis, len(shape))
+    tops, size = len(layer.top), shape[axis]
+    points = [int(v) for v in p.slice_point]
+    if points:
+        if len(points) != tops - 1:
+            raise _err(layer, f"{len(points)} slice_point values for {tops} tops (needs "
+                              f"{tops - 1})")
+        bounds = [0, *points, size]
+        if any(lo >= hi for lo, hi in itertools.pairwise(bounds)):
+            raise _err(layer, f"slice_point {points} must increase inside (0, {size}) "
+                              f"(axis {axis} of {shape})")
+    else:
+        if size % tops:
+            raise _err(layer, f"axis {axis} of {shape} ({size}) does not split into {tops} "
+                              "equal parts")
+        bounds = [i * size // tops for i in range(tops + 1)]
+    return [sym.slice_axis(bottoms[0], axis=axis, begin=lo, end=hi, name=f"{name}_{i}")
+            for i, (lo, hi) in enumerate(itertools.pairwise(bounds))]
+
+
 def _split(b, layer, bottoms, name):
     return [bottoms[0]] * len(layer.top)
 
@@ -467,6 +492,6 @@ CONVERTERS = {
     "Dropout": _dropout, "Concat": _concat, "Eltwise": _eltwise, "Flatten": _flatten,
     "Softmax": _softmax, "BatchNorm": _batch_norm, "Scale": _scale, "Split": _split,
     "Bias": _bias, "ELU": _elu, "AbsVal": _absval, "BNLL": _bnll, "Power": _power,
-    "Reshape": _reshape, "Crop": _crop,
+    "Reshape": _reshape, "Crop": _crop, "Slice": _slice,
 }
 """Caffe layer type -> converter (see the module docstring)."""

@@ -40,7 +40,8 @@ V1_TYPES = {
 # V1 fields copied as they are into LayerParameter (same message types)
 _V1_COPIED = ("concat_param", "convolution_param", "dropout_param", "eltwise_param",
               "inner_product_param", "lrn_param", "pooling_param", "power_param", "relu_param",
-              "sigmoid_param", "softmax_param", "tanh_param", "transform_param")
+              "sigmoid_param", "slice_param", "softmax_param", "tanh_param",
+              "transform_param")
 
 
 class CaffeFormatError(ValueError):

@@ -137,6 +137,7 @@ MESSAGES = {
         ('o', 'ReshapeParameter', 'reshape_param', 133),
         ('o', 'ScaleParameter', 'scale_param', 142),
         ('o', 'SigmoidParameter', 'sigmoid_param', 124),
+        ('o', 'SliceParameter', 'slice_param', 126),
         ('o', 'SoftmaxParameter', 'softmax_param', 125),
         ('o', 'TanHParameter', 'tanh_param', 127),
     ),
@@ -264,6 +265,11 @@ MESSAGES = {
     'SigmoidParameter': (
         ('o', 'Engine', 'engine', 1, 'DEFAULT'),
     ),
+    'SliceParameter': (
+        ('o', 'int32', 'axis', 3, '1'),
+        ('r', 'uint32', 'slice_point', 2),
+        ('o', 'uint32', 'slice_dim', 1, '1'),
+    ),
     'SoftmaxParameter': (
         ('o', 'Engine', 'engine', 1, 'DEFAULT'),
         ('o', 'int32', 'axis', 2, '1'),
@@ -293,6 +299,7 @@ MESSAGES = {
         ('o', 'ReLUParameter', 'relu_param', 30),
         ('o', 'SigmoidParameter', 'sigmoid_param', 38),
         ('o', 'SoftmaxParameter', 'softmax_param', 39),
+        ('o', 'SliceParameter', 'slice_param', 31),
         ('o', 'TanHParameter', 'tanh_param', 37),
         ('o', 'TransformationParameter', 'transform_param', 36),
     ),

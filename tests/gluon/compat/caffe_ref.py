@@ -229,6 +229,12 @@ def layer_forward(layer, bottoms, w):
             off = p.offset[0] if len(p.offset) == 1 else p.offset[i - axis] if p.offset else 0
             index.append(slice(off, off + ref.shape[i]))
         return [x[tuple(index)]]
+    if t == "Slice":
+        p = layer.slice_param
+        axis = p.axis if p.HasField("axis") or not p.HasField("slice_dim") else p.slice_dim
+        points = list(p.slice_point) or [x.shape[axis] // len(layer.top) * i
+                                         for i in range(1, len(layer.top))]
+        return np.split(x, points, axis=axis)
     if t == "Split":
         return [x] * len(layer.top)
     raise ValueError(f"reference: no layer type {t!r}")

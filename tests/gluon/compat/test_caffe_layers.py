@@ -136,6 +136,13 @@ CASES += [
     ("crop", (2, 3, 7, 6), _layer("Pooling", "pooling_param { pool: MAX kernel_size: 2 "
                                   "stride: 2 }", top="small", name="p")
      + _layer("Crop", "crop_param { axis: 2 offset: 1 offset: 2 }", bottom="data small"), {}),
+    ("slice_points", (2, 6, 2), _layer("Slice", "slice_param { axis: 1 slice_point: 1 "
+                                       "slice_point: 4 }", top="s1 s2 s3", name="sl")
+     + _layer("Concat", "concat_param { axis: 1 }", bottom="s3 s1 s2", name="l"), {}),
+    ("slice_equal", (2, 3, 4), _layer("Slice", "slice_param { slice_dim: 2 }",
+                                      top="s1 s2", name="sl")
+     + _layer("Eltwise", "eltwise_param { operation: PROD }", bottom="s1 s2", name="l"),
+     {}),
     ("split", (2, 3), _layer("Split", top="s1 s2", name="sp")
      + _layer("Eltwise", bottom="s1 s2", name="l"), {}),
 ]

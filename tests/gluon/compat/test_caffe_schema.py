@@ -138,8 +138,8 @@ _CONV = ('layer { name: "c" type: "Convolution" bottom: "data" top: "c" '
 
 
 @pytest.mark.parametrize("body,shapes,match", [
-    ('layer { name: "odd" type: "Slice" bottom: "data" top: "o" }\n', {},
-     r"layer 'odd' has type 'Slice'.*not support"),
+    ('layer { name: "odd" type: "SPP" bottom: "data" top: "o" }\n', {},
+     r"layer 'odd' has type 'SPP'.*not support"),
     (_CONV % "", {"c": [(2, 3, 2, 2), (2,)]},
      r"layer 'c' \(Convolution\): blob 0 has shape \(2, 3, 2, 2\).*expected \(2, 3, 3, 3\)"),
     (_CONV % "", {}, r"layer 'c' \(Convolution\) has no weights"),
