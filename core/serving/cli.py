@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from .model import load_model, parse_model_spec
@@ -140,7 +141,14 @@ def main(argv=None) -> int:
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                             lifespan="on", timeout_graceful_shutdown=30)
     server = uvicorn.Server(config)
-    server.run()  # installs SIGINT/SIGTERM handlers; returns after a graceful shutdown
+    # uvicorn catches SIGINT/SIGTERM, shuts down gracefully, then raises the signal again
+    # against the handlers it found; ignoring them there makes the clean stop exit 0.
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     return 0 if server.started else 1
 
 

@@ -54,7 +54,7 @@ def parse_shape(text: str, what: str) -> tuple[int, ...]:
         ValueError: not a comma-separated list of positive integers or -1 (names ``what``).
     """
     try:
-        dims = tuple(int(t) for t in text.replace("x", ",").split(",") if t.strip())
+        dims = tuple(int(t) for t in text.split(","))
     except ValueError:
         dims = None
     if not dims or any(d == 0 or d < -1 for d in dims):
