@@ -91,3 +91,46 @@ def test_real_mxnet_importer_agrees(tmp_path):
     assert [[n, list(s)] for n, s, _ in meta["input_tensor_data"]] == real["meta"]
     np.testing.assert_allclose(run_ours(model, feeds)[0], np.array(real["out"]),
                                rtol=1e-4, atol=1e-6)
+
+
+_ZOO_EXPORT = r"""
+import sys
+import numpy as np
+import mxnet as mx
+try:
+    import onnx.defs
+except ImportError:
+    print("skip: no onnx in the MXNet venv"); sys.exit(0)
+onnx.defs.onnx_opset_version = lambda: 13  # what MXNet 1.9 was released against
+from mxnet.gluon.model_zoo import vision
+name, size, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+net = getattr(vision, name)(pretrained=False, classes=10)
+net.initialize(mx.init.Xavier())
+net.hybridize()
+x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype("float32")
+out = net(mx.nd.array(x)).asnumpy()
+net.export(prefix)
+mx.onnx.export_model(prefix + "-symbol.json", prefix + "-0000.params", [x.shape],
+                     [np.float32], prefix + ".onnx")
+np.save(prefix + "_in.npy", x)
+np.save(prefix + "_out.npy", out)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("name,size", [("mobilenet0_25", 64), ("mobilenet_v2_0_25", 64),
+                                       ("squeezenet1_1", 224), ("resnet18_v2", 64)])
+def test_model_zoo_exported_by_real_mxnet(tmp_path, name, size):
+    """MXNet's own model zoo (random weights), exported by real MXNet, imports here and
+    gives MXNet's outputs."""
+    prefix = str(tmp_path / name)
+    script = tmp_path / "zoo.py"
+    script.write_text(_ZOO_EXPORT)
+    out = run_mxnet(f"import sys; sys.argv = ['zoo', {name!r}, '{size}', {prefix!r}]; "
+                    f"exec(open({str(script)!r}).read())")
+    if out.strip().startswith("skip"):
+        pytest.skip(out.strip())
+    x, want = np.load(prefix + "_in.npy"), np.load(prefix + "_out.npy")
+    model = onnx.load(prefix + ".onnx")
+    np.testing.assert_allclose(run_ours(model, {"data": x})[0], want, rtol=1e-4,
+                               atol=1e-5 * np.abs(want).max())
