@@ -67,6 +67,9 @@ def _conv_geometry(layer, param, ndim):
     dilate = dil * n if len(dil) == 1 else dil
     if len(dilate) != n:
         raise _err(layer, f"dilation has {len(dil)} values for {n} spatial axes")
+    if min(kernel + stride + dilate) < 1:
+        raise _err(layer, f"kernel {kernel}, stride {stride} and dilation {dilate} must be "
+                          "positive")
     return kernel, stride, pad, dilate
 
 
@@ -131,6 +134,8 @@ def _pooling(b, layer, bottoms, name):
     kernel = _pair(layer, param, "kernel_size", "kernel_h", "kernel_w", None)
     stride = _pair(layer, param, "stride", "stride_h", "stride_w", 1)
     pad = _pair(layer, param, "pad", "pad_h", "pad_w", 0)
+    if min(kernel + stride) < 1:
+        raise _err(layer, f"kernel {kernel} and stride {stride} must be positive")
     ceil = param.round_mode == 0
     caffe_out, full_out = [], []
     for size, k, s, p in zip(shape[2:], kernel, stride, pad):
@@ -162,8 +167,8 @@ def _pair(layer, param, single, h, w, default):
     if param.HasField(h) or param.HasField(w):
         if param.HasField(single):
             raise _err(layer, f"give either {single} or {h}/{w}, not both")
-        if not (param.HasField(h) and param.HasField(w)) and default is None:
-            raise _err(layer, f"{h} and {w} go together")
+        if not (param.HasField(h) and param.HasField(w)):
+            raise _err(layer, f"{h} and {w} go together (Caffe requires both)")
         return int(getattr(param, h)), int(getattr(param, w))
     if not param.HasField(single) and default is None:
         raise _err(layer, f"{single} (or {h}/{w}) is required")

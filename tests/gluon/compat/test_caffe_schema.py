@@ -151,6 +151,9 @@ _CONV = ('layer { name: "c" type: "Convolution" bottom: "data" top: "c" '
      'pool: STOCHASTIC kernel_size: 2 } }\n'), {}, "STOCHASTIC"),
     (('layer { name: "p" type: "Pooling" bottom: "data" top: "p" pooling_param { '
      'pool: MAX } }\n'), {}, r"layer 'p' \(Pooling\): kernel_size .* is required"),
+    (('layer { name: "p" type: "Pooling" bottom: "data" top: "p" pooling_param { '
+      'kernel_size: 2 stride_h: 2 } }\n'), {}, "stride_h and stride_w go together"),
+    (_CONV % "stride_h: 2", {"c": [(2, 3, 3, 3), (2,)]}, r"stride \(2, 0\).*positive"),
     (('layer { name: "e" type: "Eltwise" bottom: "data" bottom: "data" top: "e" '
      'eltwise_param { coeff: 1 } }\n'), {}, "2 bottoms"),
 ])
