@@ -118,3 +118,28 @@ def test_contrib_export_model_warns(monkeypatch):
     with pytest.warns(DeprecationWarning, match="mx.onnx.export_model"):
         assert onnx_mxnet.export_model("s", "p", [(1, 3)], onnx_file_path="m.onnx") == "m.onnx"
     assert seen == [(("s", "p", [(1, 3)]), {"onnx_file_path": "m.onnx"})]
+
+
+def test_imported_block_exports_for_real_mxnet(cnn_file, tmp_path):
+    """ONNX -> import_to_gluon -> HybridBlock.export: real MXNet 1.9.1's SymbolBlock.imports
+    runs the checkpoint and gives onnxruntime's outputs."""
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    from tests.mxnet_ref import run_mxnet
+
+    path, model, feeds = cnn_file
+    net = onnx_mxnet.import_to_gluon(path, ctx=None)
+    net.hybridize()
+    net(nd.array(feeds["data"]))
+    prefix = str(tmp_path / "imported")
+    net.export(prefix)
+    np.save(prefix + "_x.npy", feeds["data"])
+    out = run_mxnet(
+        "import mxnet as mx, numpy as np\n"
+        f"net = mx.gluon.SymbolBlock.imports({prefix + '-symbol.json'!r}, ['data'], "
+        f"{prefix + '-0000.params'!r})\n"
+        f"y = net(mx.nd.array(np.load({prefix + '_x.npy'!r}))).asnumpy()\n"
+        f"np.save({prefix + '_y.npy'!r}, y)\n")
+    assert out is not None
+    np.testing.assert_allclose(np.load(prefix + "_y.npy"), run_ort(model, feeds)[0],
+                               rtol=1e-4, atol=1e-6)
