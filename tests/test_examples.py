@@ -144,3 +144,13 @@ def test_module_digits_short_conv_on_two_contexts():
 def test_module_digits_full_reaches_95_percent():
     _, acc = _run("module_digits.py", timeout=600)
     assert acc >= 0.95, f"the example's default run should reach 0.95 test accuracy, got {acc}"
+
+
+def test_serve_digits_short():
+    out, acc = _run("serve_digits.py", "--short", timeout=300)
+    assert "'shape': [-1, 1, 8, 8]" in out
+    assert re.search(r"^test image 0: label \d, top-2 \['[-0-9.e]+:\d:digit \d', ", out,
+                     re.MULTILINE), out
+    assert "every answer equals the network's own prediction" in out
+    assert "server stopped (SIGTERM), exit status 0" in out
+    assert acc > 0.3, f"one short epoch should beat chance (0.1) clearly, got {acc}"
