@@ -268,3 +268,69 @@ RULES = {"Conv": _conv, "ConvTranspose": _conv_transpose, "MaxPool": _pool,
          "GlobalMaxPool": _global_pool, "Gemm": _gemm, "MatMul": _matmul_rule,
          "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
          "InstanceNormalization": _instance_norm, "LRN": _lrn}
+
+
+# ------------------------------------------------------------------ resizing
+def _resize_target(ctx, node, a):
+    """(input shape, output shape) of Resize (opset 10+) or Upsample (7-9)."""
+    shape = ctx.shape(node.input[0])
+    if shape is None or None in shape:
+        raise ctx.error(node, f"needs its input's static shape (got {shape})")
+    sizes = scales = None
+    if node.op_type == "Upsample" and ctx.opset < 9:
+        scales = tuple(a["scales"])
+    elif node.op_type == "Upsample" or ctx.opset == 10:
+        scales = tuple(float(v) for v in ctx.input_const(node, 1, "scales").reshape(-1))
+    else:
+        v = ctx.input_const(node, 2, "scales", required=False)
+        if v is not None and v.size:
+            scales = tuple(float(s) for s in v.reshape(-1))
+        v = ctx.input_const(node, 3, "sizes", required=False)
+        if v is not None and v.size:
+            sizes = tuple(int(s) for s in v.reshape(-1))
+    if a.get("axes") is not None or a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ctx.error(node, "has axes or keep_aspect_ratio_policy; not translated")
+    if sizes is None:
+        if scales is None or len(scales) != len(shape):
+            raise ctx.error(node, f"has scales {scales} for an input of shape {shape}")
+        sizes = tuple(math.floor(d * s) for d, s in zip(shape, scales))
+    if len(shape) != 4 or tuple(sizes[:2]) != tuple(shape[:2]):
+        raise ctx.error(node, f"resizes {shape} to {sizes}; only the two spatial axes of "
+                        "4-d NCHW data are translated")
+    return tuple(shape), tuple(sizes)
+
+
+def _resize(ctx, node, a):
+    shape, out = _resize_target(ctx, node, a)
+    mode = a.get("mode", "nearest")
+    if node.op_type == "Upsample" or ctx.opset == 10:
+        ctm, nearest = "asymmetric", "floor"
+    else:
+        ctm = a.get("coordinate_transformation_mode", "half_pixel")
+        nearest = a.get("nearest_mode", "round_prefer_floor")
+    x = ctx.sym(node.input[0])
+    name = ctx.node_name(node)
+    if mode == "nearest":
+        factors = [o // i if i and o % i == 0 else None for i, o in zip(shape[2:], out[2:])]
+        exact = (ctm == "asymmetric" and nearest == "floor") or (
+            ctm in ("half_pixel", "pytorch_half_pixel") and
+            nearest in ("round_prefer_floor", "round_prefer_ceil"))
+        if None in factors or not exact:
+            raise ctx.error(node, f"is a nearest resize {shape} -> {out} with "
+                            f"coordinate_transformation_mode={ctm!r}, nearest_mode={nearest!r}; "
+                            "translated: integer scale factors with asymmetric+floor or "
+                            "half_pixel+round_prefer_floor/ceil")
+        for axis, k in zip((2, 3), factors):
+            if k != 1:
+                x = sym.repeat(x, repeats=k, axis=axis)
+        return sym.identity(x, name=name)
+    if mode in ("linear", "bilinear") and ctm in ("align_corners", "half_pixel",
+                                                  "pytorch_half_pixel"):
+        return sym.BilinearResize2D(x, height=out[2], width=out[3],
+                                    align_corners=ctm == "align_corners", name=name)
+    raise ctx.error(node, f"has mode={mode!r} with coordinate_transformation_mode={ctm!r}; "
+                    "translated: nearest (integer scales), linear with align_corners or "
+                    "half_pixel")
+
+
+RULES.update({"Resize": _resize, "Upsample": _resize})

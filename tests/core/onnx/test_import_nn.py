@@ -229,3 +229,38 @@ def test_rnn_names_of_params():
     assert np.array_equal(args["W"].asnumpy(), next(
         np.frombuffer(t.raw_data, np.float32).reshape(t.dims) for t in model.graph.initializer
         if t.name == "W"))
+
+
+RESIZE = [
+    ("upsample7", 7, {"mode": "nearest", "scales": [1.0, 1.0, 2.0, 3.0]}, None, None),
+    ("upsample9", 9, {"mode": "nearest"}, [1, 1, 2, 2], None),
+    ("resize10", 10, {"mode": "nearest"}, [1, 1, 3, 2], None),
+    ("nearest_torch", 13, {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                           "nearest_mode": "floor"}, [1, 1, 2, 2], None),
+    ("nearest_half_pixel", 13, {"mode": "nearest"}, None, [2, 4, 14, 24]),
+    ("linear_align", 13, {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+     None, [2, 4, 11, 13]),
+    ("linear_half_pixel", 13, {"mode": "linear"}, [1, 1, 2, 2], None),
+    ("linear_half_pixel_down", 13, {"mode": "linear"}, None, [2, 4, 4, 5]),
+    ("linear_pytorch", 13, {"mode": "linear",
+                            "coordinate_transformation_mode": "pytorch_half_pixel"},
+     None, [2, 4, 5, 12]),
+]
+
+
+@pytest.mark.parametrize("case", RESIZE, ids=[c[0] for c in RESIZE])
+def test_resize(case):
+    cid, opset, attrs, scales, sizes = case
+    op = "Upsample" if cid.startswith("upsample") else "Resize"
+    inits, order = {}, ["x"]
+    if scales is not None:
+        inits["scales"] = np.array(scales, np.float32)
+    if opset >= 11:
+        inits["roi"] = np.zeros(0, np.float32)
+        if sizes is not None:
+            inits["sizes"] = np.array(sizes, np.int64)
+        order = ["x", "roi", "scales" if scales is not None else "", "sizes" if sizes else ""]
+    elif scales is not None:
+        order = ["x", "scales"]
+    check(one(op, {"x": X}, inits, opset, order=order, **attrs), {"x": X}, rtol=1e-4,
+          atol=1e-5)
