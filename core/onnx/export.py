@@ -228,7 +228,7 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
             allowed), ``[arg_params, aux_params]`` or a ``.params`` path. Variables
             named here become initializers, the others graph inputs.
         in_shapes: the graph inputs' shapes, in graph order (or ``{name: shape}``).
-        in_types: one dtype for all inputs or one per input.
+        in_types: one dtype for all inputs, one per input or ``{name: dtype}``.
         input_names: ONNX names for the graph inputs (default: the variables' names).
         output_names: ONNX names for the outputs (default: MXNet's, the output node's
             name; ``name1``, ``name2`` for further outputs).
@@ -265,6 +265,8 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         raise ValueError(f"export: {len(in_shapes)} input shape(s) for the {len(inputs)} "
                          f"graph input(s) {[v.name for v in inputs]} (variables that are "
                          "not parameters)")
+    if isinstance(in_types, dict):
+        in_types = [in_types.get(v.name, numpy.float32) for v in inputs]
     if isinstance(in_types, (list, tuple)):
         if len(in_types) != len(inputs):
             raise ValueError(f"export: {len(in_types)} input type(s) for {len(inputs)} inputs")
@@ -293,6 +295,12 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
     for name, arr in values.items():
         shapes[name] = tuple(arr.shape)
         dtypes[name] = arr.dtype
+    if labels:  # a loss head's label takes its data's shape (unused at inference)
+        heads = [n for n in graph.topo() if _LABEL_OPS.get(n.op_name) is not None
+                 and n.inputs[_LABEL_OPS[n.op_name]].node.id in labels]
+        first = _infer(Graph([n.inputs[0] for n in heads]), shapes, dtypes)
+        for n in heads:
+            shapes[n.inputs[_LABEL_OPS[n.op_name]].node.name] = first.shape(n.inputs[0])
     base = _infer(graph, shapes, dtypes)
     dyn = _dynamic_dims(graph, shapes, dtypes,
                         {v.name: f for v, f in zip(inputs, dyn_flags)}, base)

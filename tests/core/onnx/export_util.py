@@ -33,15 +33,16 @@ def _eval(symbol, args):
     return [o.asnumpy() for o in outs]
 
 
-def check(symbol, params, feeds: dict, rtol=1e-5, atol=1e-5, **kw):
-    """Export, check, run in onnxruntime and compare with our forward; returns the model."""
-    shapes = [v.shape for v in feeds.values()]
-    types = [v.dtype for v in feeds.values()]
+def check(symbol, params, feeds: dict, rtol=1e-5, atol=1e-5, ref_only=None, **kw):
+    """Export, check, run in onnxruntime and compare with our forward; returns the model.
+
+    ``ref_only``: values our forward needs that are no graph inputs (loss labels)."""
+    shapes = {k: v.shape for k, v in feeds.items()}
+    types = {k: v.dtype for k, v in feeds.items()}
     model = export_graph(symbol, params, shapes, types, **kw)
     onnx.checker.check_model(model)
-    names = [i.name for i in model.graph.input]
-    got = run_onnx(model, dict(zip(names, feeds.values())))
-    want = ours(symbol, params, feeds)
+    got = run_onnx(model, {i.name: feeds[i.name] for i in model.graph.input})
+    want = ours(symbol, params, {**feeds, **(ref_only or {})})
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == w.shape, (g.shape, w.shape)
