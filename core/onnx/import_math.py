@@ -89,6 +89,19 @@ def _selu(ctx, node, a):
     return (sym.relu(x) + neg) * gamma
 
 
+def _celu(ctx, node, a):
+    # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    x, alpha = ctx.sym(node.input[0]), a.get("alpha", 1.0)
+    neg = (sym.exp(sym.broadcast_minimum(x * 0.0, x) / alpha) - 1.0) * alpha
+    return sym.broadcast_add(sym.relu(x), neg, name=ctx.node_name(node))
+
+
+def _thresholded_relu(ctx, node, a):
+    x = ctx.sym(node.input[0])
+    keep = sym.cast(x > a.get("alpha", 1.0), dtype="float32")
+    return sym.broadcast_mul(x, keep, name=ctx.node_name(node))
+
+
 def _hard_sigmoid(ctx, node, a):
     return sym.hard_sigmoid(ctx.sym(node.input[0]), alpha=a.get("alpha", 0.2),
                             beta=a.get("beta", 0.5), name=ctx.node_name(node))
@@ -165,7 +178,8 @@ def _reduce_axes(ctx, node, a, first_input_opset: int):
 
 _REDUCE = {"ReduceSum": ("sum", 13), "ReduceMean": ("mean", 18), "ReduceMax": ("max", 18),
            "ReduceMin": ("min", 18), "ReduceProd": ("prod", 18),
-           "ReduceL2": ("norm", 18), "ReduceLogSumExp": ("logsumexp", 18)}
+           "ReduceL2": ("norm", 18), "ReduceLogSumExp": ("logsumexp", 18),
+           "ReduceL1": ("l1", 18), "ReduceSumSquare": ("sumsq", 18)}
 
 
 def _reduce(ctx, node, a):
@@ -177,6 +191,10 @@ def _reduce(ctx, node, a):
     keep = bool(a.get("keepdims", 1))
     if op == "norm":
         return sym.sqrt(sym.sum(sym.square(x), axis=axes, keepdims=keep), name=ctx.node_name(node))
+    if op == "l1":
+        return sym.sum(sym.abs(x), axis=axes, keepdims=keep, name=ctx.node_name(node))
+    if op == "sumsq":
+        return sym.sum(sym.square(x), axis=axes, keepdims=keep, name=ctx.node_name(node))
     if op == "logsumexp":
         return sym.log(sym.sum(sym.exp(x), axis=axes, keepdims=keep), name=ctx.node_name(node))
     return getattr(sym, op)(x, axis=axes, keepdims=keep, name=ctx.node_name(node))
@@ -211,7 +229,7 @@ def _where(ctx, node, a):
 RULES = {**{k: _binary for k in _BINARY}, **{k: _unary for k in _UNARY},
          **{k: _variadic for k in ("Sum", "Mean", "Max", "Min")},
          **{k: _reduce for k in _REDUCE},
-         "LeakyRelu": _leaky, "PRelu": _prelu, "Elu": _elu, "Selu": _selu,
+         "Celu": _celu, "ThresholdedRelu": _thresholded_relu, "LeakyRelu": _leaky, "PRelu": _prelu, "Elu": _elu, "Selu": _selu,
          "HardSigmoid": _hard_sigmoid, "Softplus": _softplus, "Gelu": _gelu, "Clip": _clip,
          "Softmax": _softmax, "LogSoftmax": _softmax, "ArgMax": _arg, "ArgMin": _arg,
          "Cast": _cast, "Where": _where}
