@@ -161,6 +161,7 @@ def _dynamic_dims(graph, shapes, dtypes, dyn_inputs: dict, base):
     if not any(any(v) for v in dyn_inputs.values()):
         return {}
     tries = [lambda d: 2 * d + 1, lambda d: 2 * d, lambda d: d + 1]
+    why = ""
     for only_batch in (False, True):
         for f in tries:
             moved = dict(shapes)
@@ -172,7 +173,8 @@ def _dynamic_dims(graph, shapes, dtypes, dyn_inputs: dict, base):
                 moved[name] = tuple(s)
             try:
                 other = _infer(graph, moved, dtypes)
-            except (ValueError, TypeError):
+            except (ValueError, TypeError) as e:
+                why = why or str(e)
                 continue
             out = {}
             ok = True
@@ -185,7 +187,47 @@ def _dynamic_dims(graph, shapes, dtypes, dyn_inputs: dict, base):
             if ok:
                 return out
     raise ExportError("dynamic=True: the graph's shapes do not infer at other sizes of "
-                      "the dynamic input dimensions (export with fixed shapes)")
+                      f"the dynamic input dimensions (export with fixed shapes): {why}")
+
+
+def _open_batch(graph: Graph, base, batches: set, input_ids: set) -> Graph:
+    """The graph with the batch size that tracing baked in opened up where that is
+    unambiguous: a reshape to ``(batch, ...)`` of a ``(batch, ...)`` input keeps the
+    batch (MXNet's 0, NumPy's -1), and all-zero constant RNN states are dropped (ONNX
+    and ``RNN`` both start from zeros)."""
+    from ..symbol.graph import Node, map_graph
+
+    live = set(input_ids)
+    for n in graph.topo():
+        if n.op is not None and any(e.node.id in live for e in n.input_entries()):
+            live.add(n.id)
+
+    def rebuild(n, ins):
+        if n.op is None:
+            return n
+        attrs = n.attrs
+        if n.op.name == "reshape" and n.id in live:
+            key = "shape" if attrs.get("shape") is not None else "newshape"
+            spec = attrs.get(key)
+            ish, osh = base.shape(n.inputs[0]), base.shape(Entry(n, 0))
+            if (isinstance(spec, (tuple, list)) and spec and ish and osh and ish[0] == osh[0]
+                    and osh[0] in batches and spec[0] == osh[0]):
+                rest = list(spec[1:])
+                if attrs.get("mx_codes", True):
+                    attrs = {**attrs, key: tuple([0] + rest)}
+                elif -1 not in rest:
+                    attrs = {**attrs, key: tuple([-1] + rest)}
+        if n.op.name == "RNN":
+            ins = list(ins)
+            for pos in (2, 3):
+                e = ins[pos] if pos < len(ins) else None
+                if isinstance(e, Entry) and e.node.is_constant and not numpy.any(
+                        _as_numpy(e.node.value)):
+                    ins[pos] = None
+        return Node(n.op, n.name, ins, attrs, n.num_outputs, None, n.user_attrs, n.value,
+                    n.ctx)
+
+    return map_graph(graph, rebuild)
 
 
 # --------------------------------------------------------------------------- naming
@@ -302,6 +344,10 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         for n in heads:
             shapes[n.inputs[_LABEL_OPS[n.op_name]].node.name] = first.shape(n.inputs[0])
     base = _infer(graph, shapes, dtypes)
+    batches = {s[0] for s, f in zip(in_shapes, dyn_flags) if s and f[0]}
+    if batches:
+        graph = _open_batch(graph, base, batches, {v.id for v in inputs})
+        base = _infer(graph, shapes, dtypes)
     dyn = _dynamic_dims(graph, shapes, dtypes,
                         {v.name: f for v, f in zip(inputs, dyn_flags)}, base)
 
@@ -355,8 +401,9 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         dims = [f"{name}_dim{i}" if f else d for i, (d, f) in enumerate(zip(s, flags))]
         onnx_outputs.append(helper.make_tensor_value_info(
             name, onnx_dtype(base.dtypes[(e.node.id, e.index)]), dims))
+    read = {t for node in b.nodes for t in node.input} | {o.name for o in onnx_outputs}
     g = helper.make_graph(b.nodes, "mxnet_converted_model", onnx_inputs, onnx_outputs,
-                          initializer=b.initializers)
+                          initializer=[t for t in b.initializers if t.name in read])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="kbackend")
     model.ir_version = min(model.ir_version, _ir_version(opset))
