@@ -94,14 +94,18 @@ def export_onnx(model, filepath, input_signature=None, *, opset_version: int | N
     params = {k.split(":", 1)[1]: v for k, v in arrays.items()}
     dynamic = any(d is None for s in inputs for d in s.shape)
     dyn = dynamic_axes(inputs)  # concrete shapes: the first trace's (valid for the model)
-    in_shapes = [tuple(trace_sizes(dyn[(i, a)])[0] if d is None else d
-                       for a, d in enumerate(s.shape)) for i, s in enumerate(inputs)]
+    concrete = {s.name: tuple(trace_sizes(dyn[(i, a)])[0] if d is None else d
+                              for a, d in enumerate(s.shape)) for i, s in enumerate(inputs)}
+    by_name = {s.name: s for s in inputs}
+    # the exporter takes the inputs in graph order
+    order = [n.name for n in graph.topo() if n.is_variable and n.name in by_name]
     try:
-        proto = export_graph(graph, params, in_shapes, [numpy.dtype(s.dtype) for s in inputs],
-                             input_names=[s.name for s in inputs],
+        proto = export_graph(graph, params, [concrete[k] for k in order],
+                             [numpy.dtype(by_name[k].dtype) for k in order],
                              output_names=[sanitize(n) for n in exported.output_names],
                              dynamic=dynamic,
-                             dynamic_input_shapes=[s.shape for s in inputs] if dynamic else None,
+                             dynamic_input_shapes=([by_name[k].shape for k in order]
+                                                   if dynamic else None),
                              opset_version=opset_version)
     except ValueError as e:
         raise ExportError(f"export_onnx: model '{model.name}': {e}") from None
@@ -114,8 +118,15 @@ def export_onnx(model, filepath, input_signature=None, *, opset_version: int | N
 
 
 def _name_dynamic_axes(proto, inputs: list[InputSpec]) -> None:
-    """Name the inputs' dynamic axes as Keras' jax and torch exports do."""
+    """Put the graph's inputs in the model's order and name their dynamic axes as
+    Keras' jax and torch exports do."""
     by_name = {s.name: (i, s) for i, s in enumerate(inputs)}
+    values = sorted(proto.graph.input, key=lambda v: by_name.get(v.name, (len(inputs),))[0])
+    copies = [type(v)() for v in values]
+    for c, v in zip(copies, values):
+        c.CopyFrom(v)
+    del proto.graph.input[:]
+    proto.graph.input.extend(copies)
     for value in proto.graph.input:
         hit = by_name.get(value.name)
         if hit is None:
