@@ -8,6 +8,7 @@ Endpoints (every error is ``{"error": message}``; unknown models and versions 40
 ``GET /v2/health/ready``                    200 once every model is ready
 ``GET /v2/models/{name}[/versions/{v}]``    model metadata (inputs, outputs, ...)
 ``GET .../ready``                           200 when the model is ready
+``GET .../config``                          the model as Triton's model configuration
 ``POST .../infer``                          inference (JSON or binary tensors)
 ``GET /metrics``                            Prometheus text metrics
 ==========================================  =========================================
@@ -124,6 +125,13 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
         metrics.request(m.name, "metadata", 200)
         return JSONResponse(m.metadata())
 
+    async def model_config(request):
+        try:
+            m = lookup(request)
+        except InferenceError as e:
+            return error(e.status, e.message)
+        return JSONResponse(m.triton_config(max_batch_size, max_latency_ms))
+
     async def model_ready(request):
         try:
             m = lookup(request)
@@ -203,6 +211,7 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
     for prefix in (base, versioned):
         routes += [Route(prefix, model_metadata, methods=["GET"]),
                    Route(prefix + "/ready", model_ready, methods=["GET"]),
+                   Route(prefix + "/config", model_config, methods=["GET"]),
                    Route(prefix + "/infer", infer, methods=["POST"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error})

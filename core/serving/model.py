@@ -277,6 +277,28 @@ class ServedModel:
                 "inputs": [t.metadata() for t in self.inputs],
                 "outputs": [t.metadata() for t in self.outputs]}
 
+    def triton_config(self, max_batch_size: int, max_latency_ms: float) -> dict:
+        """The model as Triton's model configuration (``GET .../config``, which Triton's
+        clients and perf_analyzer read): dims without the batch dimension when the model
+        batches, datatypes as ``TYPE_FP32``, ...."""
+        batching = self.batchable and max_batch_size > 1
+
+        def dims(t):
+            return [int(d) for d in (t.shape[1:] if batching else t.shape)]
+
+        def tensors(specs):
+            return [{"name": t.name, "data_type": "TYPE_" + ("STRING" if t.datatype == "BYTES"
+                                                             else t.datatype),
+                     "dims": dims(t)} for t in specs]
+
+        doc = {"name": self.name, "platform": self.platform, "backend": "kbackend",
+               "max_batch_size": int(max_batch_size) if batching else 0,
+               "input": tensors(self.inputs), "output": tensors(self.outputs)}
+        if batching:
+            doc["dynamic_batching"] = {
+                "max_queue_delay_microseconds": round(max_latency_ms * 1000)}
+        return doc
+
     def output_spec(self, name: str) -> TensorSpec:
         for t in self.outputs:
             if t.name == name:

@@ -79,6 +79,19 @@ def test_model_metadata(served):
     assert conv["outputs"][0]["shape"] == [-1, 3, -1, -1]
 
 
+def test_triton_model_config(served):
+    client, *_ = served
+    assert client.get("/v2/models/mlp/config").json() == {
+        "name": "mlp", "platform": "kbackend_mxnet_symbol", "backend": "kbackend",
+        "max_batch_size": 16,
+        "input": [{"name": "data", "data_type": "TYPE_FP32", "dims": [4]}],
+        "output": [{"name": "prob_output", "data_type": "TYPE_FP32", "dims": [3]}],
+        "dynamic_batching": {"max_queue_delay_microseconds": 20000}}
+    assert client.get("/v2/models/conv/versions/1/config").json()["input"][0]["dims"] == \
+        [2, -1, -1]
+    assert client.get("/v2/models/nope/config").status_code == 404
+
+
 def test_unknown_model_and_version_are_404(served):
     client, *_ = served
     for r in (client.get("/v2/models/nope"), client.get("/v2/models/nope/ready"),
