@@ -253,7 +253,7 @@ def encode_response(model, request: InferRequest, results: dict) -> tuple[bytes,
         ``(body, headers)``; with binary outputs the body is the JSON header followed by
         the raw tensors, and ``headers`` carries ``Inference-Header-Content-Length``.
     """
-    wanted = request.outputs if request.outputs is not None else \
+    wanted = request.outputs if request.outputs else \
         [OutputRequest(t.name, None) for t in model.outputs]
     outputs, blobs = [], []
     for o in wanted:

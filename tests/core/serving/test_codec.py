@@ -149,6 +149,12 @@ def test_binary_data_output_and_per_output_override():
     assert "data" in doc["outputs"][0] and "data" not in doc["outputs"][1]
 
 
+def test_an_empty_outputs_list_means_every_output():
+    y, z = numpy.ones((1, 3), "float32"), numpy.ones((1,), "int64")
+    body, _ = encode_response(_Model(), InferRequest(None, {}, []), {"y": y, "z": z})
+    assert [o["name"] for o in json.loads(body)["outputs"]] == ["y", "z"]
+
+
 def test_classify_without_labels_clips_k():
     out = classify(numpy.array([[3, 1]], "int64"), 5, None)
     assert out.tolist() == [[b"3:0", b"1:1"]]
