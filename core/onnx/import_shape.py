@@ -29,7 +29,15 @@ def _reshape(ctx, node, a):
     if ctx.opset < 5 or (ctx.opset < 13 and "shape" in a):
         shape = _ints(a["shape"])
     else:
-        shape = _ints(ctx.input_const(node, 1, "shape"))
+        value = ctx.input_const(node, 1, "shape", dynamic=True)
+        shape = list(_ints(value))
+        for j, name, axis in ctx.dynamic_dims(value):
+            # a dimension known only at run time stays where it is: MXNet's 0 (copy)
+            if j != axis or a.get("allowzero", 0):
+                raise ctx.error(node, f"puts dimension {axis} of {name!r}, unknown when "
+                                f"the model is imported, at position {j} of its shape")
+            shape[j] = 0
+        shape = tuple(shape)
     x = ctx.sym(node.input[0])
     if a.get("allowzero", 0) and 0 in shape:
         return sym.reshape(x, shape=shape, mx_codes=False, name=ctx.node_name(node))
@@ -200,12 +208,8 @@ def _pad(ctx, node, a):
 
 
 def _shape(ctx, node, a):
-    s = ctx.shape(node.input[0])
-    if s is None or None in s:
-        raise ctx.error(node, f"reads the shape of {node.input[0]!r}, which is not static "
-                        f"in the model ({s}); only constant shapes are translated")
     start, end = a.get("start", 0), a.get("end")
-    return numpy.asarray(s[start:end], dtype=numpy.int64)
+    return ctx.shape_value(node.input[0])[start:end]
 
 
 def _size(ctx, node, a):
@@ -218,9 +222,22 @@ def _size(ctx, node, a):
 def _constant_of_shape(ctx, node, a):
     from onnx import numpy_helper
 
-    shape = _ints(ctx.input_const(node, 0, "shape"))
-    value = numpy_helper.to_array(a["value"]) if "value" in a else numpy.zeros(1, numpy.float32)
-    return numpy.full(shape, value.reshape(-1)[0], dtype=value.dtype)
+    value = ctx.input_const(node, 0, "shape", dynamic=True)
+    fill = numpy_helper.to_array(a["value"]) if "value" in a else numpy.zeros(1, numpy.float32)
+    fill = fill.reshape(-1)[0]
+    dyn = ctx.dynamic_dims(value)
+    if not dyn:
+        return numpy.full(_ints(value), fill, dtype=fill.dtype)
+    # the known dimensions as a constant, the run-time ones taken from their tensors
+    static = tuple(1 if j in {d[0] for d in dyn} else v for j, v in enumerate(_ints(value)))
+    out = sym.full(shape=static, fill_value=fill.item(), dtype=str(fill.dtype))
+    by_source: dict = {}
+    for j, name, axis in dyn:
+        by_source.setdefault(name, []).append((j, axis))
+    for name, pairs in by_source.items():
+        out = sym.broadcast_like(out, ctx.sym(name), lhs_axes=tuple(j for j, _ in pairs),
+                                 rhs_axes=tuple(axis for _, axis in pairs))
+    return sym.identity(out, name=ctx.node_name(node))
 
 
 RULES = {"Identity": _identity, "Dropout": _dropout, "Reshape": _reshape, "Flatten": _flatten,

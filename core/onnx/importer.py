@@ -34,6 +34,13 @@ from ..symbol.symbol import Symbol
 
 _OPSET_MIN, _OPSET_MAX = 7, 21
 # nodes never folded at import even with constant inputs (their value differs per run)
+# a dimension unknown at import (a dim_param such as the batch) reads, in a Shape value, as
+# a placeholder -(_DYN_BASE + k): it may travel through data movement (Gather, Concat, ...)
+# and become Reshape's 0 ("copy this dimension"), but nothing may compute with it
+_DYN_BASE = 2 ** 30
+_DYN_MOVES = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Reshape",
+              "Cast", "Split"}
+_DYN_READERS = {"Reshape", "ConstantOfShape"}  # rules that turn placeholders into graph ops
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
             "Multinomial", "Bernoulli", "Dropout"}
 
@@ -114,6 +121,7 @@ class GraphImporter:
         self._consts: dict[str, numpy.ndarray] = {}
         self._shapes: dict[str, tuple | None] = {}
         self._node = None
+        self._dyn: list[tuple[str, int]] = []  # placeholder k -> (tensor, axis)
         self._infer_shapes()
 
     # ---------------------------------------------------------------- setup
@@ -139,8 +147,12 @@ class GraphImporter:
         """The value of ``name`` when it is known at import (initializer, Constant, folded)."""
         return self._consts.get(name)
 
-    def input_const(self, node, i: int, what: str, required: bool = True):
-        """Input ``i`` of ``node`` as a constant, or an error that says it must be one."""
+    def input_const(self, node, i: int, what: str, required: bool = True,
+                    dynamic: bool = False):
+        """Input ``i`` of ``node`` as a constant, or an error that says it must be one.
+
+        ``dynamic``: the value may hold dimensions unknown at import (see
+        :meth:`dynamic_dim`); otherwise they are an error."""
         if not self.has(node, i):
             if required:
                 raise self.error(node, f"needs its input {i} ({what})")
@@ -150,7 +162,36 @@ class GraphImporter:
             raise self.error(node, f"its input {i} ({what}, {node.input[i]!r}) must be a "
                              "constant (an initializer or Constant, or computed from them); "
                              "it is computed from the graph's inputs")
+        if not dynamic and self.dynamic_dims(v):
+            raise self.error(node, f"its input {i} ({what}) depends on "
+                             f"{self._describe(v)}, unknown when the model is imported")
         return v
+
+    def shape_value(self, name: str) -> numpy.ndarray:
+        """``Shape(name)`` at import: int64, with a placeholder for each unknown dimension."""
+        shape = self.shape(name)
+        if shape is None:
+            raise self.error(self._node, f"reads the shape of {name!r}, whose rank is unknown")
+        out = []
+        for axis, d in enumerate(shape):
+            if d is None:
+                self._dyn.append((name, axis))
+                d = -(_DYN_BASE + len(self._dyn) - 1)
+            out.append(d)
+        return numpy.asarray(out, dtype=numpy.int64)
+
+    def dynamic_dims(self, v) -> list[tuple[int, str, int]]:
+        """The placeholders in ``v``: ``(position, tensor, axis)`` for each."""
+        v = numpy.asarray(v)
+        if v.dtype.kind not in "i" or v.ndim > 1:
+            return []
+        flat = v.reshape(-1)
+        return [(j, *self._dyn[-int(x) - _DYN_BASE]) for j, x in enumerate(flat)
+                if x <= -_DYN_BASE and -int(x) - _DYN_BASE < len(self._dyn)]
+
+    def _describe(self, v) -> str:
+        return ", ".join(f"dimension {axis} of {name!r}" for _, name, axis in
+                         self.dynamic_dims(v))
 
     def sym(self, name: str) -> Symbol:
         """The Symbol of an ONNX value (a constant becomes a parameter variable)."""
@@ -250,6 +291,12 @@ class GraphImporter:
                              "(only the default ai.onnx domain)")
         if self._fold(node):
             return
+        for n in node.input:  # placeholders of unknown dimensions: only Reshape reads them
+            if n in self._consts and node.op_type not in _DYN_READERS and \
+                    self.dynamic_dims(self._consts[n]):
+                raise self.error(node, f"reads {self._describe(self._consts[n])} as data; "
+                                 "it is unknown when the model is imported (export the "
+                                 "model with static shapes)")
         rule = rules.get(node.op_type)
         if rule is None:
             raise self.error(node, "is not supported by the ONNX importer (see "
@@ -275,6 +322,13 @@ class GraphImporter:
         names = [n for n in node.input if n]
         if not names or not all(n in self._consts for n in names):
             return False
+        dyn = [n for n in names if self.dynamic_dims(self._consts[n])]
+        if dyn and node.op_type in _DYN_READERS:
+            return False
+        if dyn and node.op_type not in _DYN_MOVES:
+            raise self.error(node, f"computes with {self._describe(self._consts[dyn[0]])}, "
+                             "which is unknown when the model is imported (export the model "
+                             "with static shapes)")
         if any(a.type in (5, 10) for a in node.attribute):  # GRAPH/GRAPHS: control flow
             return False
         from onnx.reference import ReferenceEvaluator

@@ -93,3 +93,46 @@ def test_torch_export_imports(name, opset):
     model = _export(net, args, names, opset)
     got = run_ours(model, {n: a.numpy() for n, a in zip(names, args)})[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["conv", "recurrent"])
+def test_dynamic_batch(name):
+    """Exported with a dynamic batch axis: Shape values carry it to Reshape's 0 and to
+    ConstantOfShape (the LSTM's zero states); one import runs at several batch sizes."""
+    build, make_args, names = MODELS[name]
+    torch.manual_seed(0)
+    net = build().eval()
+    args = make_args()
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, args, f, opset_version=17, dynamo=False, input_names=names,
+                          dynamic_axes={names[0]: {0: "batch"}})
+    model = onnx.load_from_string(f.getvalue())
+    from core import nd
+    from core.onnx import import_graph
+
+    sym, params, aux = import_graph(model)
+    for reps in (1, 3):
+        x = torch.cat([args[0]] * reps)
+        with torch.no_grad():
+            want = net(x).numpy()
+        exe = sym.bind(None, args={names[0]: nd.array(x.numpy(), dtype=x.numpy().dtype),
+                                   **params}, aux_states=aux, grad_req="null")
+        got = exe.forward(is_train=False)[0].asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_shape_arithmetic_is_explained():
+    build, make_args, names = MODELS["attention"]
+    net, args = build().eval(), make_args()
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, args, f, opset_version=17, dynamo=False, input_names=names,
+                          dynamic_axes={names[0]: {0: "batch"}})
+    from core.onnx import import_graph
+
+    with pytest.raises(ValueError, match=r"computes with dimension \d of .*unknown when the "
+                                         r"model is imported"):
+        import_graph(onnx.load_from_string(f.getvalue()))
