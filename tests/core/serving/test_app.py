@@ -135,3 +135,40 @@ def test_two_models_with_one_name_are_refused(tmp_path):
     m = load_model("mlp", str(tmp_path / "mlp"))
     with pytest.raises(ValueError, match="two models are named 'mlp'"):
         create_app([m, m])
+
+
+class Slow(ServedModel):
+    def run(self, arrays):
+        time.sleep(0.5)
+        return super().run(arrays)
+
+
+def test_shutdown_finishes_requests_in_flight(tmp_path):
+    params = export_mlp(str(tmp_path / "mlp"))
+    base = load_model("mlp", str(tmp_path / "mlp"))
+    slow = Slow("mlp", base.symbol, base.arg_params, base.aux_params, {"data": (4,)},
+                {"data": numpy.dtype("float32")})
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app([slow]), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    result = {}
+    x = numpy.ones((1, 4), "float32")
+
+    def call():
+        result["r"] = httpx.post(f"http://127.0.0.1:{port}/v2/models/mlp/infer",
+                                 json=_body(x), timeout=30)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    time.sleep(0.2)  # the request is running
+    server.should_exit = True
+    caller.join(timeout=30)
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert result["r"].status_code == 200
+    numpy.testing.assert_allclose(numpy.array(result["r"].json()["outputs"][0]["data"]),
+                                  mlp_forward(params, x)[0], rtol=1e-5)
