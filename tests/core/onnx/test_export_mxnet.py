@@ -1,0 +1,123 @@
+"""ONNX export of real MXNet 1.9.1 files: the fixtures' outputs (computed by MXNet) are
+what onnxruntime must give; with real MXNet present, models built there are exported
+from their files and compared with MXNet's forward and MXNet's own exporter's names."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import numpy
+import pytest
+
+from core.onnx import export_model
+from tests.core.onnx.export_util import onnx, run_onnx
+from tests.mxnet_ref import requires_mxnet, run_mxnet
+
+HERE = os.path.join(os.path.dirname(__file__), "..", "..", "data", "mxnet", "json")
+
+
+@pytest.mark.parametrize("name", ["gluon", "gluon_misc", "gluon_rnn", "composed"])
+def test_mxnet_fixture_files(name, tmp_path):
+    prefix = os.path.join(HERE, name)
+    xs = [numpy.load(p) for p in sorted(glob.glob(prefix + "-input*.npy"))]
+    wants = [numpy.load(p) for p in sorted(glob.glob(prefix + "-output*.npy"))]
+    path = export_model(prefix + "-symbol.json", prefix + "-0000.params",
+                        [x.shape for x in xs], [x.dtype for x in xs],
+                        str(tmp_path / f"{name}.onnx"))
+    model = onnx.load(path)
+    onnx.checker.check_model(model)
+    got = run_onnx(model, {i.name: x for i, x in zip(model.graph.input, xs)})
+    assert len(got) == len(wants)
+    for g, w in zip(got, wants):
+        numpy.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+_MXNET_MODELS = r'''
+import json, os, sys
+import numpy as np
+import mxnet as mx
+from mxnet.gluon import nn, rnn
+out = sys.argv[1] if len(sys.argv) > 1 else "."
+mx.random.seed(0)
+np.random.seed(0)
+
+class Cnn(nn.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2D(8, 3, padding=2, dilation=2, groups=2, in_channels=4)
+        self.bn = nn.BatchNorm(in_channels=8)
+        self.p1 = nn.MaxPool2D(3, strides=2, padding=1, ceil_mode=True)
+        self.p2 = nn.AvgPool2D(3, strides=2, padding=1, ceil_mode=True)
+        self.d = nn.Conv2DTranspose(3, 3, strides=2, padding=1, output_padding=1,
+                                    in_channels=8)
+        self.fc = nn.Dense(5)
+    def hybrid_forward(self, F, x):
+        y = self.p2(self.p1(F.relu(self.bn(self.c1(x)))))
+        return self.fc(F.LeakyReLU(self.d(y), act_type="elu", slope=0.5))
+
+class Seq(nn.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 6)
+        self.lstm = rnn.LSTM(5, num_layers=2, bidirectional=True, input_size=6)
+        self.gru = rnn.GRU(4, num_layers=2, bidirectional=True, input_size=10)
+        self.ln = nn.LayerNorm(in_channels=8)
+        self.fc = nn.Dense(3, flatten=False)
+    def hybrid_forward(self, F, x):
+        h = self.emb(x).transpose((1, 0, 2))
+        h = self.gru(self.lstm(h))
+        return F.softmax(self.fc(self.ln(h)), axis=-1)
+
+for name, net, x in (("cnn", Cnn(), np.random.randn(2, 4, 11, 11).astype("float32")),
+                     ("seq", Seq(), np.random.randint(0, 30, (3, 7)).astype("float32"))):
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    net(mx.nd.array(x))
+    for k, p in net.collect_params().items():
+        if k.endswith("running_var"):
+            p.set_data(mx.nd.array(np.random.rand(*p.shape) + 0.5))
+        elif k.endswith("running_mean"):
+            p.set_data(mx.nd.array(np.random.randn(*p.shape) * 0.1))
+    y = net(mx.nd.array(x)).asnumpy()
+    prefix = os.path.join(out, name)
+    net.export(prefix)
+    np.save(prefix + "-input.npy", x)
+    np.save(prefix + "-output.npy", y)
+    try:  # MXNet's own exporter (it has no multi-layer bidirectional LSTM)
+        onnx_path = mx.onnx.export_model(prefix + "-symbol.json", prefix + "-0000.params",
+                                         [x.shape], [np.float32], prefix + "-mxnet.onnx")
+    except NotImplementedError:
+        print(json.dumps({"name": name, "inputs": None, "outputs": None}))
+        continue
+    import onnx
+    m = onnx.load(onnx_path)
+    print(json.dumps({"name": name, "inputs": [i.name for i in m.graph.input
+                                               if i.name not in {t.name for t in
+                                                                 m.graph.initializer}],
+                      "outputs": [o.name for o in m.graph.output]}))
+'''
+
+
+@requires_mxnet
+def test_models_built_by_real_mxnet(tmp_path):
+    script = tmp_path / "make.py"
+    script.write_text(_MXNET_MODELS)
+    printed = run_mxnet(f"import sys; sys.argv = ['x', {str(tmp_path)!r}]; "
+                        f"exec(open({str(script)!r}).read())")
+    lines = [ln for ln in printed.strip().splitlines() if ln.startswith("{")]
+    names = {d["name"]: d for d in map(json.loads, lines)}
+    assert names["cnn"]["inputs"] == ["data"]  # MXNet exports the CNN itself
+    for name in ("cnn", "seq"):
+        prefix = str(tmp_path / name)
+        x = numpy.load(prefix + "-input.npy")
+        want = numpy.load(prefix + "-output.npy")
+        path = export_model(prefix + "-symbol.json", prefix + "-0000.params", [x.shape],
+                            numpy.float32, prefix + "-ours.onnx")
+        model = onnx.load(path)
+        onnx.checker.check_model(model)
+        if names[name]["inputs"] is not None:  # the names MXNet's exporter gives
+            assert [i.name for i in model.graph.input] == names[name]["inputs"]
+            assert [o.name for o in model.graph.output] == names[name]["outputs"]
+        got = run_onnx(model, {"data": x})[0]
+        numpy.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
