@@ -325,7 +325,8 @@ class GraphImporter:
         dyn = [n for n in names if self.dynamic_dims(self._consts[n])]
         if dyn and node.op_type in _DYN_READERS:
             return False
-        if dyn and node.op_type not in _DYN_MOVES:
+        to_float = node.op_type == "Cast" and _attrs(node).get("to") not in (6, 7)
+        if dyn and (node.op_type not in _DYN_MOVES or to_float):
             raise self.error(node, f"computes with {self._describe(self._consts[dyn[0]])}, "
                              "which is unknown when the model is imported (export the model "
                              "with static shapes)")

@@ -169,3 +169,34 @@ def test_bytes_and_proto_inputs():
     a = run_ours(model, feeds)[0]
     b = run_ours(onnx.load_from_string(model.SerializeToString()), feeds)[0]
     np.testing.assert_array_equal(a, b)
+
+
+def _dynamic_flatten(extra=()):
+    """x (N, 3, 4) with N a dim_param, flattened through Shape arithmetic."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
+             helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+             *extra,
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    inits = {"zero": np.array(0, I64), "ax": np.array([0], I64), "minus1": np.array([-1], I64)}
+    g = helper.make_graph(nodes, "dyn", [helper.make_tensor_value_info("x", 1, ["N", 3, 4])],
+                          [helper.make_tensor_value_info("y", 1, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_dynamic_batch_reshape():
+    model = _dynamic_flatten()
+    for n in (1, 5):
+        x = rand(n, 3, 4)
+        check(model, {"x": x})
+    assert get_model_metadata(model)["input_tensor_data"][0][1] == (0, 3, 4)
+
+
+def test_dynamic_dimension_as_float_is_refused():
+    cast = helper.make_node("Cast", ["n1"], ["nf"], name="to_float", to=TensorProto.FLOAT)
+    with pytest.raises(ValueError, match=r"'to_float'.*dimension 0 of 'x'"):
+        import_graph(_dynamic_flatten([cast]))
