@@ -559,23 +559,22 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
 
 
 def _save(model: onnx.ModelProto, path: str, large_model: bool) -> None:
+    """Write ``model`` atomically (with ``large_model``, its weights go to
+    ``<file>.data`` beside it, written first, then renamed into place the same way)."""
+    import tempfile
+
     from ..serialization import atomic_write
 
-    if large_model:
-        location = os.path.basename(path) + ".data"
-        data_path = os.path.join(os.path.dirname(os.path.abspath(path)), location)
-        onnx.external_data_helper.convert_model_to_external_data(
-            model, all_tensors_to_one_file=True, location=location, size_threshold=1024)
-        tensors = list(onnx.external_data_helper._get_all_tensors(model))
-        blob = bytearray()
-        for t in tensors:
-            if onnx.external_data_helper.uses_external_data(t):
-                info = onnx.external_data_helper.ExternalDataInfo(t)
-                off = len(blob)
-                blob += t.raw_data
-                onnx.external_data_helper.set_external_data(t, location, off, len(t.raw_data))
-                t.ClearField("raw_data")
-                del info
-        atomic_write(data_path, lambda f: f.write(bytes(blob)))
-    data = model.SerializeToString()
-    atomic_write(path, lambda f: f.write(data))
+    directory = os.path.dirname(os.path.abspath(path))
+    if not large_model:
+        data = model.SerializeToString()
+        atomic_write(path, lambda f: f.write(data))
+        return
+    location = os.path.basename(path) + ".data"
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".onnx-export-") as tmp:
+        staged = os.path.join(tmp, os.path.basename(path))
+        onnx.save_model(model, staged, save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=location, size_threshold=1024)
+        if os.path.exists(os.path.join(tmp, location)):
+            os.replace(os.path.join(tmp, location), os.path.join(directory, location))
+        os.replace(staged, path)

@@ -2,6 +2,8 @@
 with our own forward."""
 from __future__ import annotations
 
+import os
+
 import numpy
 import pytest
 
@@ -227,3 +229,40 @@ def test_softmax_output_is_softmax_at_inference(kw, shape):
     m = check(y, {}, _x(*shape), ref_only={"sm_label": numpy.zeros(label_shape,
                                                                   numpy.float32)})
     assert [i.name for i in m.graph.input] == ["x"]
+
+
+@pytest.mark.parametrize("opset", [13, 16, 18, 21])
+def test_opsets(opset):
+    """Reductions (axes attribute/input), LayerNorm (decomposed before 17), split, squeeze
+    and unsqueeze written in each opset's form."""
+    g, b = sym.var("g"), sym.var("b")
+    h = sym.LayerNorm(X, g, b, axis=-1)
+    parts = sym.split(h, num_outputs=2, axis=1)
+    y = sym.mean(parts[0], axis=(1,), keepdims=True) + sym.max(parts[1], axis=1,
+                                                               keepdims=True)
+    y = sym.squeeze(sym.expand_dims(y, axis=0), axis=0) * sym.norm(X, axis=1, keepdims=True)
+    feeds = {"x": rand(3, 4, 2), "g": rand(2, seed=1), "b": rand(2, seed=2)}
+    m = check(y, {}, feeds, opset_version=opset)
+    assert m.opset_import[0].version == opset
+    ops = {n.op_type for n in m.graph.node}
+    assert ("LayerNormalization" in ops) == (opset >= 17)
+
+
+def test_large_model_and_verbose(tmp_path, caplog):
+    from core.onnx import export_model
+
+    y = sym.FullyConnected(X, num_hidden=64, name="fc")
+    params = {"fc_weight": nd.array(rand(64, 32)), "fc_bias": nd.array(rand(64, seed=1))}
+    path = export_model(y, params, [(2, 32)], onnx_file_path=str(tmp_path / "big.onnx"),
+                        large_model=True, verbose=True, run_shape_inference=True)
+    assert os.path.exists(str(tmp_path / "big.onnx.data"))
+    import onnx
+
+    model = onnx.load(path)
+    onnx.checker.check_model(path)
+    from tests.core.onnx.export_util import run_onnx
+
+    x = rand(2, 32)
+    want = x @ params["fc_weight"].asnumpy().T + params["fc_bias"].asnumpy()
+    numpy.testing.assert_allclose(run_onnx(model, {"x": x})[0], want, rtol=1e-5, atol=1e-5)
+    assert "fc" in caplog.text
