@@ -53,10 +53,13 @@ def _starlette():
                           "'kbackend[serve]'") from None
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.middleware.gzip import GZipMiddleware
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
 
-    return Starlette, HTTPException, JSONResponse, PlainTextResponse, Response, Route
+    gzip = Middleware(GZipMiddleware, minimum_size=1024)
+    return Starlette, HTTPException, JSONResponse, PlainTextResponse, Response, Route, gzip
 
 
 def _version() -> str:
@@ -82,7 +85,8 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
     Returns:
         A Starlette application; its thread pool and batchers start with its lifespan.
     """
-    Starlette, HTTPException, JSONResponse, PlainTextResponse, Response, Route = _starlette()
+    (Starlette, HTTPException, JSONResponse, PlainTextResponse, Response, Route,
+     gzip) = _starlette()
     by_name = {}
     for m in models:
         if m.name in by_name:
@@ -213,7 +217,9 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
                    Route(prefix + "/ready", model_ready, methods=["GET"]),
                    Route(prefix + "/config", model_config, methods=["GET"]),
                    Route(prefix + "/infer", infer, methods=["POST"])]
-    app = Starlette(routes=routes, lifespan=lifespan,
+    # Responses over 1 KiB are gzip-compressed for clients that accept it (Triton's
+    # clients ask with response_compression_algorithm="gzip").
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[gzip],
                     exception_handlers={HTTPException: http_error})
     app.state.metrics = metrics
     return app

@@ -181,6 +181,22 @@ def test_infer_gzip_body(served):
                                   mlp_forward(mlp, x), rtol=1e-5, atol=1e-6)
 
 
+def test_large_responses_are_gzipped_for_clients_that_accept_it(served):
+    client, _, conv, _ = served
+    x = numpy.random.default_rng(7).standard_normal((1, 2, 20, 20)).astype("float32")
+    body = {"inputs": [{"name": "data", "shape": list(x.shape), "datatype": "FP32",
+                        "data": x.reshape(-1).tolist()}],
+            "outputs": [{"name": "conv_output", "parameters": {"binary_data": True}}]}
+    plain = _infer(client, "conv", body, headers={"Accept-Encoding": "identity"})
+    packed = _infer(client, "conv", body, headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in plain.headers
+    assert packed.headers["content-encoding"] == "gzip"
+    assert packed.content == plain.content  # httpx decodes; the header length still holds
+    head, raw = _binary_response(packed)
+    numpy.testing.assert_allclose(bytes_to_array(raw, "FP32", head["outputs"][0]["shape"]),
+                                  conv_forward(conv, x), rtol=1e-4, atol=1e-4)
+
+
 def test_classification_extension_uses_synset_labels(served):
     client, mlp, *_ = served
     x = _x(2, 5)
