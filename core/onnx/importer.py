@@ -32,8 +32,7 @@ from .. import ndarray as _nd
 from .. import sym as _sym
 from ..symbol.symbol import Symbol
 
-_OPSET_MIN, _OPSET_MAX = 7, 21
-# nodes never folded at import even with constant inputs (their value differs per run)
+_OPSET_MIN, _OPSET_MAX = 7, 21  # the translated range; newer opsets read with 21's rules
 # a dimension unknown at import (a dim_param such as the batch) reads, in a Shape value, as
 # a placeholder -(_DYN_BASE + k): it may travel through data movement (Gather, Concat, ...)
 # and become Reshape's 0 ("copy this dimension"), but nothing may compute with it
@@ -41,6 +40,7 @@ _DYN_BASE = 2 ** 30
 _DYN_MOVES = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Reshape",
               "Cast", "Split"}
 _DYN_READERS = {"Reshape", "ConstantOfShape"}  # rules that turn placeholders into graph ops
+# nodes never folded at import even with constant inputs (their value differs per run)
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
             "Multinomial", "Bernoulli", "Dropout"}
 
@@ -199,6 +199,10 @@ class GraphImporter:
             return self._syms[name]
         if name in self._consts:
             value = self._consts[name]
+            if self.dynamic_dims(value):
+                raise self.error(self._node, f"uses {name!r} as a tensor; it holds "
+                                 f"{self._describe(value)}, unknown when the model is "
+                                 "imported")
             s = _sym.var(name, shape=value.shape, dtype=str(value.dtype))
             self.params[name] = value
             self._syms[name] = s
