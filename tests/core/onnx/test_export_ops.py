@@ -81,6 +81,15 @@ CASES = [
     ("softmax_axis_temp", lambda: sym.softmax(X, axis=1, temperature=2.0), _x(2, 3, 4)),
     ("log_softmax", lambda: sym.log_softmax(X), _x(2, 5)),
     ("dropout", lambda: sym.Dropout(X, p=0.5), _x(3, 4)),
+    ("leaky_gelu_tanh", lambda: sym.LeakyReLU(X, act_type="gelu_tanh"), _x(2, 5)),
+    *[(f"act_{a}", (lambda a=a: sym.Activation(X, act_type=a)), _x(2, 5)) for a in (
+        "log_sigmoid", "mish")],
+    *[(f"fn_{op}", (lambda op=op: getattr(sym, op)(X)), _x(2, 5)) for op in (
+        "gelu", "silu", "selu", "elu", "softplus", "relu6", "hard_sigmoid", "hard_swish",
+        "log_sigmoid", "mish")],
+    ("one_hot", lambda: sym.one_hot(X, depth=4), {"x": numpy.array([0, 3, 1], numpy.float32)}),
+    ("logsumexp", lambda: sym.logsumexp(X, axis=1), _x(2, 5)),
+    ("isnan", lambda: sym.isnan(X), {"x": numpy.array([0.0, numpy.nan], numpy.float32)}),
     # shapes
     ("reshape_codes", lambda: sym.reshape(X, shape=(0, -1)), _x(2, 3, 4)),
     ("reshape_minus4", lambda: sym.reshape(X, shape=(-4, 1, 2, -2)), _x(2, 3, 4)),
