@@ -102,6 +102,16 @@ def _recurrent():
     ])
 
 
+def _channels_first():
+    return keras.Sequential([
+        keras.Input((3, 9, 9)),
+        layers.Conv2D(4, 3, strides=2, data_format="channels_first", activation="relu"),
+        layers.MaxPooling2D(2, data_format="channels_first"),
+        layers.Conv2DTranspose(2, 2, strides=2, data_format="channels_first"),
+        layers.GlobalAveragePooling2D(data_format="channels_first"),
+    ])
+
+
 def _bidirectional():
     inputs = keras.Input((4, 5))
     x = layers.Bidirectional(layers.LSTM(3, return_sequences=True), merge_mode="sum")(inputs)
@@ -112,7 +122,7 @@ def _bidirectional():
 MODELS = {"cnn": _cnn, "conv1d": _conv1d, "depthwise_transposed": _depthwise_transposed,
           "activations": _activations, "norm_reshape": _norm_reshape,
           "embedding": _embedding, "functional": _functional, "recurrent": _recurrent,
-          "bidirectional": _bidirectional}
+          "bidirectional": _bidirectional, "channels_first": _channels_first}
 
 
 def _inputs(model, batch, seed=0):
