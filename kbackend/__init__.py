@@ -19,7 +19,8 @@ Keras 3.15 chooses among its built-in backends only: ``keras.src.backend`` (and
 ``keras.src.layers.layer``, ``keras.src.models.model``,
 ``keras.src.optimizers.optimizer``, ``keras.src.export.saved_model``, which pick a
 backend-specific base class) run an ``if/elif`` chain on ``keras.config.backend()``
-that fails for any other name.
+that fails for any other name; so does ``export_onnx`` in ``keras.src.export.onnx``
+(the hook's branch there calls :mod:`kbackend.onnx_export`).
 
 - The package installs ``kbackend_hook.pth`` in site-packages (hatchling's
   ``force-include``, in regular and editable wheels alike). Python runs it at start-up:
