@@ -34,7 +34,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from .batcher import Batcher
-from .codec import HEADER_LENGTH, decode_request, decompress, encode_response
+from .codec import (
+    HEADER_LENGTH,
+    body_too_large,
+    decode_request,
+    decompress,
+    encode_response,
+)
 from .errors import InferenceError
 from .metrics import Metrics
 
@@ -72,7 +78,8 @@ def _version() -> str:
 
 
 def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
-               workers: int = 1, metrics: Metrics | None = None):
+               workers: int = 1, metrics: Metrics | None = None,
+               max_request_bytes: int = 64 << 20):
     """The Starlette app serving ``models``.
 
     Args:
@@ -81,6 +88,8 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
         max_latency_ms: longest a request waits for others to join its batch.
         workers: inference threads (each model runs up to this many batches at once).
         metrics: a :class:`~core.serving.metrics.Metrics` (default: a new one).
+        max_request_bytes: the largest request body (decompressed) accepted; larger
+            ones get 413.
 
     Returns:
         A Starlette application; its thread pool and batchers start with its lifespan.
@@ -143,6 +152,18 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
             return error(e.status, e.message)
         return Response(status_code=200 if m.name in state["batchers"] else 503)
 
+    async def read_body(request, name: str) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > max_request_bytes:
+            raise body_too_large(name, max_request_bytes)
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_request_bytes:
+                raise body_too_large(name, max_request_bytes)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
     async def infer(request):
         t0 = time.perf_counter()
         label = ""
@@ -152,8 +173,9 @@ def create_app(models, max_batch_size: int = 32, max_latency_ms: float = 5.0,
             batcher = state["batchers"].get(m.name)
             if batcher is None:
                 raise InferenceError(503, f"model {m.name!r} is not ready")
-            body = decompress(await request.body(), request.headers.get("content-encoding"),
-                              m.name)
+            body = decompress(await read_body(request, m.name),
+                              request.headers.get("content-encoding"), m.name,
+                              max_request_bytes)
             req = decode_request(body, request.headers.get(HEADER_LENGTH), m.name)
             m.check_inputs(req.inputs)
             for o in req.outputs or ():

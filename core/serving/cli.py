@@ -4,7 +4,7 @@ Usage:
     kbackend-serve --model digits=/models/digits[:EPOCH] [--model other=...]
                    [--input-shape digits/data=1,8,8] [--host 127.0.0.1] [--port 8000]
                    [--max-batch-size 32] [--max-latency-ms 5] [--workers 1]
-                   [--device cpu] [--log-level info]
+                   [--max-request-mb 64] [--device cpu] [--log-level info]
 
 ``--workers`` is the number of inference threads (NumPy/BLAS release the GIL while
 they compute); the server is one process. SIGINT and SIGTERM shut it down gracefully:
@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--workers", type=int, default=1,
                    help="inference threads (default: %(default)s)")
+    p.add_argument("--max-request-mb", type=float, default=64.0,
+                   help="largest request body, decompressed, in MiB (larger: 413; "
+                        "default: %(default)s)")
     p.add_argument("--device", default="cpu",
                    help="where the models run: cpu, gpu or gpu:N (default: %(default)s)")
     p.add_argument("--log-level", default="info",
@@ -98,6 +101,8 @@ def _check(args) -> None:
         raise ValueError(f"--max-latency-ms must be >= 0, got {args.max_latency_ms}")
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.max_request_mb <= 0:
+        raise ValueError(f"--max-request-mb must be > 0, got {args.max_request_mb}")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
 
@@ -134,7 +139,8 @@ def main(argv=None) -> int:
                       [(t.name, t.datatype, list(t.shape)) for t in m.outputs],
                       f", {len(m.labels)} labels" if m.labels else "")
             models.append(m)
-        app = create_app(models, args.max_batch_size, args.max_latency_ms, args.workers)
+        app = create_app(models, args.max_batch_size, args.max_latency_ms, args.workers,
+                         max_request_bytes=int(args.max_request_mb * (1 << 20)))
     except (ValueError, FileNotFoundError, ImportError) as e:
         print(f"kbackend-serve: {e}", file=sys.stderr)
         return 2

@@ -34,8 +34,8 @@ import numpy
 from .datatypes import array_to_bytes, bytes_to_array, to_datatype, to_dtype
 from .errors import InferenceError
 
-__all__ = ["HEADER_LENGTH", "InferRequest", "OutputRequest", "decode_request",
-           "encode_response"]
+__all__ = ["HEADER_LENGTH", "InferRequest", "OutputRequest", "body_too_large",
+           "decode_request", "decompress", "encode_response"]
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 
@@ -64,21 +64,29 @@ def _bad(model: str, what: str) -> InferenceError:
     return InferenceError(400, f"model {model!r}: {what}")
 
 
-def decompress(body: bytes, encoding: str | None, model: str) -> bytes:
+def body_too_large(model: str, limit: int) -> InferenceError:
+    """The 413 of a request body over ``limit`` bytes."""
+    return InferenceError(413, f"model {model!r}: the request body is larger than the "
+                               f"server's limit of {limit} bytes (--max-request-mb)")
+
+
+def decompress(body: bytes, encoding: str | None, model: str, limit: int | None = None) -> bytes:
     """``body`` decoded from its ``Content-Encoding`` (gzip or deflate, as Triton's
-    clients send them)."""
+    clients send them), at most ``limit`` bytes once decoded (413 beyond)."""
     enc = (encoding or "identity").strip().lower()
     if enc in ("identity", ""):
         return body
+    if enc not in ("gzip", "deflate"):
+        raise InferenceError(415, f"model {model!r}: unsupported Content-Encoding "
+                                  f"{encoding!r} (gzip, deflate or none)")
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS if enc == "gzip" else zlib.MAX_WBITS)
     try:
-        if enc == "gzip":
-            return zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        if enc == "deflate":
-            return zlib.decompress(body)
+        out = d.decompress(body, (limit + 1) if limit else 0)
     except zlib.error as e:
         raise _bad(model, f"the {enc} request body does not decompress ({e})") from None
-    raise InferenceError(415, f"model {model!r}: unsupported Content-Encoding {encoding!r} "
-                              "(gzip, deflate or none)")
+    if limit and (len(out) > limit or d.unconsumed_tail):
+        raise body_too_large(model, limit)
+    return out
 
 
 def _shape(spec: dict, where: str, model: str) -> tuple:

@@ -172,3 +172,28 @@ def test_shutdown_finishes_requests_in_flight(tmp_path):
     assert result["r"].status_code == 200
     numpy.testing.assert_allclose(numpy.array(result["r"].json()["outputs"][0]["data"]),
                                   mlp_forward(params, x)[0], rtol=1e-5)
+
+
+def test_request_bodies_over_the_limit_are_413(tmp_path):
+    import gzip
+
+    export_mlp(str(tmp_path / "mlp"))
+    app = create_app([load_model("mlp", str(tmp_path / "mlp"))], max_request_bytes=2000)
+    with serving(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        big = _body(numpy.ones((1000, 4), "float32"))
+        r = client.post("/v2/models/mlp/infer", json=big)
+        assert r.status_code == 413 and "limit of 2000 bytes" in r.json()["error"]
+
+        def chunks():  # no Content-Length: counted while it streams in
+            yield b'{"inputs": ['
+            yield b" " * 3000
+
+        r = client.post("/v2/models/mlp/infer", content=chunks())
+        assert r.status_code == 413
+        bomb = gzip.compress(b'{"inputs": []' + b" " * 100_000 + b"}")
+        assert len(bomb) < 2000
+        r = client.post("/v2/models/mlp/infer", content=bomb,
+                        headers={"Content-Encoding": "gzip"})
+        assert r.status_code == 413, r.text
+        r = client.post("/v2/models/mlp/infer", json=_body(numpy.ones((2, 4), "float32")))
+        assert r.status_code == 200

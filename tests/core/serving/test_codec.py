@@ -116,6 +116,10 @@ def test_decompress():
     with pytest.raises(InferenceError) as e:
         decompress(b"abc", "br", "m")
     assert e.value.status == 415
+    assert decompress(gzip.compress(b"x" * 10), "gzip", "m", limit=10) == b"x" * 10
+    with pytest.raises(InferenceError) as e:
+        decompress(gzip.compress(b"x" * 11), "gzip", "m", limit=10)
+    assert e.value.status == 413 and "limit of 10 bytes" in e.value.message
 
 
 def test_encode_json_binary_and_classification():
