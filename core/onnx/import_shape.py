@@ -166,18 +166,35 @@ def _tile(ctx, node, a):
 
 
 def _expand(ctx, node, a):
-    shape = _ints(ctx.input_const(node, 1, "shape"))
+    value = ctx.input_const(node, 1, "shape", dynamic=True)
+    dyn = {j: (name, axis) for j, name, axis in ctx.dynamic_dims(value)}
+    shape = _ints(value)
     x = ctx.sym(node.input[0])
     xs = ctx.shape(node.input[0])
-    if xs is None or None in xs:
-        raise ctx.error(node, "needs its input's static shape (the model does not give it)")
+    if xs is None:
+        raise ctx.error(node, "needs its input's rank (the model does not give it)")
     rank = max(len(xs), len(shape))
-    xs = (1,) * (rank - len(xs)) + tuple(xs)
-    shape = (1,) * (rank - len(shape)) + shape
-    target = tuple(max(d, s) if 1 in (d, s) else d for d, s in zip(xs, shape))
-    for _ in range(rank - len(ctx.shape(node.input[0]))):
+    lead_x, lead_s = rank - len(xs), rank - len(shape)
+    xs = (1,) * lead_x + tuple(xs)
+    dyn = {j + lead_s: v for j, v in dyn.items()}
+    shape = (1,) * lead_s + shape
+    for _ in range(lead_x):
         x = sym.expand_dims(x, axis=0)
-    return sym.broadcast_to(x, shape=target, name=ctx.node_name(node))
+    target, later = [], []
+    for j, (d, s) in enumerate(zip(xs, shape)):
+        if j in dyn or d is None:  # known at run time only: keep x's (0), widen below
+            target.append(0)
+            if j in dyn and d == 1:
+                later.append((j, *dyn[j]))
+            elif d is None and j not in dyn and s != 1:
+                raise ctx.error(node, f"expands dimension {j} of {node.input[0]!r}, unknown "
+                                f"at import, to {s}")
+        else:
+            target.append(max(d, s) if 1 in (d, s) else d)
+    out = sym.broadcast_to(x, shape=tuple(target))
+    for j, name, axis in later:  # a dimension of 1 widened to another tensor's run-time one
+        out = sym.broadcast_like(out, ctx.sym(name), lhs_axes=(j,), rhs_axes=(axis,))
+    return sym.identity(out, name=ctx.node_name(node))
 
 
 def _pad(ctx, node, a):

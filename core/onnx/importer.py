@@ -39,7 +39,7 @@ _OPSET_MIN, _OPSET_MAX = 7, 21  # the translated range; newer opsets read with 2
 _DYN_BASE = 2 ** 30
 _DYN_MOVES = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Identity", "Reshape",
               "Cast", "Split"}
-_DYN_READERS = {"Reshape", "ConstantOfShape"}  # rules that turn placeholders into graph ops
+_DYN_READERS = {"Reshape", "ConstantOfShape", "Expand"}  # rules that turn placeholders into graph ops
 # nodes never folded at import even with constant inputs (their value differs per run)
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
             "Multinomial", "Bernoulli", "Dropout"}

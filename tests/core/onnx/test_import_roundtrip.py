@@ -85,6 +85,28 @@ def test_export_then_import(tmp_path, name):
         assert len(aux) == 2 and all("running" in k for k in aux)
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("opset", [13, 17, 21])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_block_export_opsets_and_dynamic_batch(tmp_path, name, opset, dynamic):
+    """export_model(block, dynamic=...) at several opsets, imported back; a dynamic batch
+    runs at two batch sizes (the RNNs' batch is axis 1)."""
+    net, x = MODELS[name]()
+    net.hybridize()
+    net(nd.array(x))
+    path = export_model(net, None, [x.shape], [np.float32], str(tmp_path / "m.onnx"),
+                        dynamic=dynamic, opset_version=opset)
+    sym, args, aux = import_model(path)
+    data = sym.list_arguments()[0]
+    batches = [x] + ([np.concatenate([x] * 2, axis=0 if name == "cnn" else 1)]
+                     if dynamic else [])
+    for xx in batches:
+        exe = sym.bind(None, args={data: nd.array(xx), **args}, aux_states=aux,
+                       grad_req="null")
+        np.testing.assert_allclose(exe.forward(is_train=False)[0].asnumpy(),
+                                   net(nd.array(xx)).asnumpy(), rtol=1e-5, atol=1e-6)
+
+
 _REAL = r"""
 import json, sys
 import numpy as np
