@@ -434,10 +434,8 @@ def _fold(graph: Graph, b: Emitter, env: dict, values: dict, inputs) -> None:
         if n.op is None:
             continue
         deps = [e.node for e in n.input_entries()]
-        if any(d.id in live for d in deps) or is_random(n.op) or not deps and is_random(n.op):
-            live.add(n.id)
-            continue
-        if any(d.is_variable and d.name not in values for d in deps):
+        if (is_random(n.op) or any(d.id in live for d in deps)
+                or any(d.is_variable and d.name not in values for d in deps)):
             live.add(n.id)
             continue
         foldable.add(n.id)
@@ -476,7 +474,7 @@ def _emit_node(b: Emitter, n, env: dict) -> None:
         else:
             ins.append(e)
     attrs = resolve_attrs(n.attrs, False)
-    b.node = n
+    b.begin(n)
     try:
         outs = rule(b, n, ins, attrs)
     except ExportError as err:

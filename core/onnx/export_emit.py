@@ -50,6 +50,7 @@ class Emitter:
         self._shapes, self._dynamic, self._entry_dtypes = shapes, dynamic, dtypes
         self._made_by: dict[str, tuple[onnx.NodeProto, int]] = {}
         self.node = None  # the graph node being translated
+        self._first = 0  # index of its first ONNX node
         self._counter = 0
 
     # ------------------------------------------------------------ names
@@ -65,6 +66,11 @@ class Emitter:
     def _hint(self, suffix: str) -> str:
         base = self.node.name if self.node is not None else "onnx"
         return f"{base}_{suffix}"
+
+    def begin(self, node) -> None:
+        """Start translating graph node ``node``."""
+        self.node = node
+        self._first = len(self.nodes)
 
     # ------------------------------------------------------------ writing
     def op(self, op_type: str, inputs, n_out: int = 1, dtype=None, **attrs):
@@ -106,7 +112,7 @@ class Emitter:
             return False
         node, i = made
         node.output[i] = name
-        for other in self.nodes:  # later nodes of the same rule that read it
+        for other in self.nodes[self._first:]:  # nodes of the same rule that read it
             for j, t in enumerate(other.input):
                 if t == tensor:
                     other.input[j] = name

@@ -148,3 +148,22 @@ def test_unsupported_operator_names_node_and_op():
     y = sym.erfinv(x, name="strange")
     with pytest.raises(ValueError, match=r"strange.*erfinv"):
         export_graph(y, {}, [(2, 3)])
+
+
+@pytest.mark.parametrize("name", ["resnet18_v1", "mobilenetv2_0.25"])
+def test_model_zoo_dynamic_batch(name, tmp_path):
+    from gluon.model_zoo import vision
+
+    net = vision.get_model(name, classes=10)
+    net.initialize()
+    net.hybridize()
+    x = rand(2, 3, 32, 32)
+    want = net(nd.array(x)).asnumpy()
+    path = export_model(net, None, [x.shape], onnx_file_path=str(tmp_path / "m.onnx"),
+                        dynamic=True)  # every dimension open, as MXNet's dynamic=True
+    model = onnx.load(path)
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param
+    numpy.testing.assert_allclose(run_onnx(model, {"data": x})[0], want, rtol=1e-4,
+                                  atol=1e-5)
+    one = run_onnx(model, {"data": x[:1]})[0]
+    numpy.testing.assert_allclose(one, want[:1], rtol=1e-4, atol=1e-5)
