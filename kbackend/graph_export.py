@@ -115,8 +115,12 @@ class _LayerScopes:
 
     def __init__(self, model, tracer: Tracer):
         self.tracer = tracer
-        self.layers = [layer for layer in model._flatten_layers(include_self=False)
-                       if "call" not in vars(layer)]
+        seen: set = set()
+        self.layers = []
+        for layer in model._flatten_layers(include_self=False):
+            if id(layer) not in seen and "call" not in vars(layer):  # once per shared layer
+                seen.add(id(layer))
+                self.layers.append(layer)
         self.stack: list[str] = []
 
     def _wrap(self, layer):

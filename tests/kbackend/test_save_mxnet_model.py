@@ -112,6 +112,14 @@ def _channels_first():
     ])
 
 
+def _shared_nested():
+    shared = layers.Dense(4, activation="relu", name="shared")
+    inner = keras.Sequential([keras.Input((4,)), layers.Dense(3, name="inner_dense")],
+                             name="inner")
+    a, b = keras.Input((6,), name="a"), keras.Input((6,), name="b")
+    return keras.Model([a, b], inner(layers.Add()([shared(a), shared(b)])))
+
+
 def _bidirectional():
     inputs = keras.Input((4, 5))
     x = layers.Bidirectional(layers.LSTM(3, return_sequences=True), merge_mode="sum")(inputs)
@@ -122,7 +130,8 @@ def _bidirectional():
 MODELS = {"cnn": _cnn, "conv1d": _conv1d, "depthwise_transposed": _depthwise_transposed,
           "activations": _activations, "norm_reshape": _norm_reshape,
           "embedding": _embedding, "functional": _functional, "recurrent": _recurrent,
-          "bidirectional": _bidirectional, "channels_first": _channels_first}
+          "bidirectional": _bidirectional, "channels_first": _channels_first,
+          "shared_nested": _shared_nested}
 
 
 def _inputs(model, batch, seed=0):
