@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy
 
 from .. import sym
+from ..ops.registry import REGISTRY
+from ..symbol.constructors import compose
 
 _BINARY = {"Add": "broadcast_add", "Sub": "broadcast_sub", "Mul": "broadcast_mul",
            "Div": "broadcast_div", "Pow": "broadcast_power", "Equal": "broadcast_equal",
@@ -221,6 +223,19 @@ def _cast(ctx, node, a):
     return sym.cast(ctx.sym(node.input[0]), dtype=str(dtype), name=ctx.node_name(node))
 
 
+def _einsum(ctx, node, a):
+    eq = a["equation"].replace(" ", "")
+    return compose(REGISTRY["einsum"], ctx.inputs(node), {"subscripts": eq, "optimize": False},
+                   name=ctx.node_name(node))
+
+
+def _mod(ctx, node, a):
+    if a.get("fmod", 0):
+        raise ctx.error(node, "has fmod=1 (C's fmod, the dividend's sign); only fmod=0 "
+                        "(the divisor's sign, Python's %) is translated")
+    return compose(REGISTRY["mod"], ctx.inputs(node), {}, name=ctx.node_name(node))
+
+
 def _where(ctx, node, a):
     c, x, y = ctx.inputs(node)
     return sym.where(c, x, y, name=ctx.node_name(node))
@@ -232,4 +247,4 @@ RULES = {**{k: _binary for k in _BINARY}, **{k: _unary for k in _UNARY},
          "Celu": _celu, "ThresholdedRelu": _thresholded_relu, "LeakyRelu": _leaky, "PRelu": _prelu, "Elu": _elu, "Selu": _selu,
          "HardSigmoid": _hard_sigmoid, "Softplus": _softplus, "Gelu": _gelu, "Clip": _clip,
          "Softmax": _softmax, "LogSoftmax": _softmax, "ArgMax": _arg, "ArgMin": _arg,
-         "Cast": _cast, "Where": _where}
+         "Cast": _cast, "Where": _where, "Einsum": _einsum, "Mod": _mod}

@@ -160,6 +160,33 @@ def _gather(ctx, node, a):
     return sym.take(data, idx, axis=a.get("axis", 0), mode="wrap", name=ctx.node_name(node))
 
 
+def _gather_elements(ctx, node, a):
+    from ..ops.registry import REGISTRY
+    from ..symbol.constructors import compose
+
+    data, idx = ctx.inputs(node)
+    axis = a.get("axis", 0)
+    if axis < 0:
+        axis += ctx.rank(node, 0)
+    ds, is_ = ctx.shape(node.input[0]), ctx.shape(node.input[1])
+    if ds is not None and is_ is not None and len(ds) == len(is_):
+        # ONNX lets the indices be shorter than the data off the axis: the output is theirs
+        ends = [None if j == axis or d is None or i is None or i >= d else i
+                for j, (d, i) in enumerate(zip(ds, is_))]
+        if any(e is not None for e in ends):
+            data = sym.slice(data, begin=(None,) * len(ends), end=tuple(ends))
+    return compose(REGISTRY["_gather_along_axis"], [data, idx], {"axis": axis},
+                   name=ctx.node_name(node))
+
+
+def _cumsum(ctx, node, a):
+    if a.get("exclusive", 0) or a.get("reverse", 0):
+        raise ctx.error(node, "has exclusive=1 or reverse=1; only the plain inclusive "
+                        "forward sum is translated")
+    axis = int(ctx.input_const(node, 1, "axis").reshape(()))
+    return sym.cumsum(ctx.sym(node.input[0]), axis=axis, name=ctx.node_name(node))
+
+
 def _tile(ctx, node, a):
     reps = _ints(ctx.input_const(node, 1, "repeats"))
     return sym.tile(ctx.sym(node.input[0]), reps=reps, name=ctx.node_name(node))
@@ -260,5 +287,6 @@ def _constant_of_shape(ctx, node, a):
 RULES = {"Identity": _identity, "Dropout": _dropout, "Reshape": _reshape, "Flatten": _flatten,
          "Transpose": _transpose, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze,
          "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
+         "GatherElements": _gather_elements, "CumSum": _cumsum,
          "Tile": _tile, "Expand": _expand, "Pad": _pad, "Shape": _shape, "Size": _size,
          "ConstantOfShape": _constant_of_shape}
