@@ -50,6 +50,7 @@ DEFAULT_OPSET = 17
 """The opset written when none is asked for (onnxruntime 1.16+ runs it; it has
 LayerNormalization)."""
 MIN_OPSET = 13
+_PROTO_LIMIT = 2**31 - 1  # protobuf's message size limit
 
 _log = logging.getLogger(__name__)
 
@@ -286,6 +287,15 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         ExportError: an operator has no ONNX form (the message names the node and the
             operator) or the shapes do not allow one.
         ValueError: inconsistent arguments.
+
+    Example:
+        >>> from core import sym
+        >>> from core.onnx import export_graph
+        >>> y = sym.reshape(sym.var("x"), shape=(0, -1), name="r")
+        >>> model = export_graph(y, {}, [(2, 3, 4)], dynamic=True,
+        ...                      dynamic_input_shapes=[(None, 3, 4)])
+        >>> [d.dim_param or d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+        ['r_dim0', 12]
     """
     max_opset = onnx.defs.onnx_opset_version()
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
@@ -302,6 +312,9 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         if missing:
             raise ValueError(f"export: no shape given for the input(s) {missing}")
         in_shapes = [in_shapes[v.name] for v in inputs]
+    if in_shapes is not None and len(in_shapes) and all(
+            isinstance(d, (int, numpy.integer)) for d in in_shapes):
+        in_shapes = [in_shapes]  # one shape given bare
     in_shapes = [] if in_shapes is None else [tuple(int(d) for d in s) for s in in_shapes]
     if len(in_shapes) != len(inputs):
         raise ValueError(f"export: {len(in_shapes)} input shape(s) for the {len(inputs)} "
@@ -407,7 +420,8 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="kbackend")
     model.ir_version = min(model.ir_version, _ir_version(opset))
-    onnx.checker.check_model(model)
+    if model.ByteSize() < _PROTO_LIMIT:  # larger ones are checked as files (large_model)
+        onnx.checker.check_model(model)
     return model
 
 
@@ -529,6 +543,18 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
 
     Returns:
         ``onnx_file_path``.
+
+    Example:
+        >>> import os, tempfile
+        >>> from core import nd, sym
+        >>> from core.onnx import export_model
+        >>> y = sym.Activation(sym.FullyConnected(sym.var("data"), num_hidden=2, name="fc"),
+        ...                    act_type="relu", name="relu")
+        >>> params = {"arg:fc_weight": nd.ones((2, 3)), "arg:fc_bias": nd.zeros((2,))}
+        >>> path = export_model(y, params, [(1, 3)],
+        ...                     onnx_file_path=os.path.join(tempfile.mkdtemp(), "fc.onnx"))
+        >>> os.path.basename(path)
+        'fc.onnx'
     """
     if input_type is not None:
         in_types = input_type
@@ -553,6 +579,8 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
         except Exception as e:  # noqa: BLE001 - MXNet keeps the model when inference fails
             _log.info("ONNX shape inference failed (%s); the model is kept as it is", e)
     _save(model, os.fspath(onnx_file_path), large_model)
+    if large_model:
+        onnx.checker.check_model(os.fspath(onnx_file_path))
     return onnx_file_path
 
 
