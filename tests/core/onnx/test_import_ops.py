@@ -164,6 +164,8 @@ CASES = [
     ("concat_neg", "Concat", {"a": X4, "b": rand(2, 3, 4, 1)}, {}, 13, {"axis": -1}),
     ("reshape", "Reshape", {"x": X4}, {"s": np.array([0, -1, 5], I64)}, 13, {}),
     ("reshape_opset7", "Reshape", {"x": X4}, {"s": np.array([2, 12, 5], I64)}, 7, {}),
+    ("reshape_allowzero", "Reshape", {"x": np.zeros((0, 3), np.float32)},
+     {"s": np.array([3, 0], I64)}, 14, {"allowzero": 1}),
     ("flatten1", "Flatten", {"x": X4}, {}, 13, {}),
     ("flatten0", "Flatten", {"x": X4}, {}, 13, {"axis": 0}),
     ("flatten2", "Flatten", {"x": X4}, {}, 13, {"axis": 2}),
