@@ -275,3 +275,31 @@ def test_large_model_and_verbose(tmp_path, caplog):
     want = x @ params["fc_weight"].asnumpy().T + params["fc_bias"].asnumpy()
     numpy.testing.assert_allclose(run_onnx(model, {"x": x})[0], want, rtol=1e-5, atol=1e-5)
     assert "fc" in caplog.text
+
+
+def test_input_and_output_names():
+    y = sym.Group([sym.relu(X, name="r"), X * 2.0])
+    m = export_graph(y, {}, [(2, 3)], input_names=["images"], output_names=["a", "b"])
+    assert [i.name for i in m.graph.input] == ["images"]
+    assert [o.name for o in m.graph.output] == ["a", "b"]
+    from tests.core.onnx.export_util import run_onnx
+
+    v = rand(2, 3)
+    a, b = run_onnx(m, {"images": v})
+    numpy.testing.assert_allclose(a, numpy.maximum(v, 0))
+    numpy.testing.assert_allclose(b, v * 2)
+    with pytest.raises(ValueError, match="output_names"):
+        export_graph(y, {}, [(2, 3)], output_names=["a"])
+
+
+def test_float64_graph():
+    y = sym.FullyConnected(X, sym.var("w"), sym.var("b"), num_hidden=2) * 0.5
+    check(y, {}, {"x": rand(2, 3, dtype=numpy.float64), "w": rand(2, 3, seed=1,
+                                                                  dtype=numpy.float64),
+                  "b": rand(2, seed=2, dtype=numpy.float64)})
+
+
+def test_shape_error_names_the_node():
+    y = sym.FullyConnected(X, sym.var("w"), no_bias=True, num_hidden=2, name="fc")
+    with pytest.raises(ValueError, match="fc"):
+        export_graph(y, {"w": nd.array(rand(2, 5))}, [(2, 3)])
