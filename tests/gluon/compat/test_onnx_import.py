@@ -143,3 +143,20 @@ def test_imported_block_exports_for_real_mxnet(cnn_file, tmp_path):
     assert out is not None
     np.testing.assert_allclose(np.load(prefix + "_y.npy"), run_ort(model, feeds)[0],
                                rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["mxnet_cnn", "mxnet_lstm"])
+def test_import_to_gluon_of_files_real_mxnet_exported(name):
+    """Real MXNet's exporter lists the weights among the graph inputs too; the block's
+    inputs are the data only, and it gives MXNet's stored outputs."""
+    import os
+
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "data", "onnx")
+    net = onnx_mxnet.import_to_gluon(os.path.join(data, name + ".onnx"), ctx=None)
+    net.hybridize()
+    x = np.load(os.path.join(data, name + "_in.npy"))
+    np.testing.assert_allclose(net(nd.array(x)).asnumpy(),
+                               np.load(os.path.join(data, name + "_out.npy")),
+                               rtol=1e-5, atol=1e-6)
