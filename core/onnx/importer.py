@@ -129,7 +129,8 @@ class GraphImporter:
         onnx = _onnx()
         try:
             inferred = onnx.shape_inference.infer_shapes(self.model, data_prop=True).graph
-        except (onnx.shape_inference.InferenceError, ValueError):  # a hint only: go on
+        except (onnx.shape_inference.InferenceError, ValueError, RuntimeError, TypeError):
+            # shapes are a hint only: go on without them
             inferred = self.graph
         for vi in list(inferred.input) + list(inferred.value_info) + list(inferred.output):
             self._shapes[vi.name] = _shape_of(vi)
@@ -293,7 +294,7 @@ class GraphImporter:
         if node.domain not in ("", "ai.onnx"):
             raise self.error(node, "is in a domain this importer does not translate "
                              "(only the default ai.onnx domain)")
-        if self._fold(node):
+        if self._fold(node, rules):
             return
         for n in node.input:  # placeholders of unknown dimensions: only Reshape reads them
             if n in self._consts and node.op_type not in _DYN_READERS and \
@@ -316,7 +317,7 @@ class GraphImporter:
                 else:
                     self._syms[name] = s
 
-    def _fold(self, node) -> bool:
+    def _fold(self, node, rules) -> bool:
         """Evaluate a node with constant inputs at import (shape arithmetic)."""
         if node.op_type in _NO_FOLD or node.op_type == "Constant":
             if node.op_type == "Constant":
@@ -348,6 +349,8 @@ class GraphImporter:
         try:
             values = ReferenceEvaluator(m).run(None, {n: self._consts[n] for n in names})
         except Exception as e:
+            if node.op_type in rules and not dyn:  # translate it as a graph node instead
+                return False
             raise self.error(node, f"could not be evaluated at import: {e}") from e
         for name, v in zip([n for n in node.output if n], values):
             self._consts[name] = numpy.asarray(v)
