@@ -124,7 +124,7 @@ class _LayerScopes:
         self.stack: list[str] = []
 
     def _wrap(self, layer):
-        call = layer.call
+        call = _inference_batch_norm(layer) or layer.call
         scopes = self
 
         def scoped_call(*args, **kwargs):
@@ -169,6 +169,36 @@ def trace_sizes(symbol: int) -> tuple[int, int]:
     if symbol == 0:
         return TRACE_BATCHES
     return 16 + 8 * symbol, 24 + 8 * symbol
+
+
+def _inference_batch_norm(layer):
+    """For a Keras BatchNormalization: its inference call as one ``BatchNorm`` node with
+    the moving statistics (MXNet's operator, whose auxiliary states they are), or None
+    for any other layer."""
+    from keras.src.layers.normalization.batch_normalization import BatchNormalization
+
+    if not isinstance(layer, BatchNormalization) or getattr(layer, "renorm", False):
+        return None
+    call = layer.call
+
+    def batch_norm_call(inputs, training=None, mask=None):
+        from core import nd
+        from core.ops import F
+
+        dtype = numpy.dtype(inputs.dtype)
+        if mask is not None or training or dtype != numpy.float32:
+            return call(inputs, training=training, mask=mask)
+        channels = layer.moving_mean.shape[0]
+        gamma = layer.gamma._value if layer.scale else nd.ones((channels,), dtype=dtype)
+        beta = layer.beta._value if layer.center else nd.zeros((channels,), dtype=dtype)
+        out = F.BatchNorm(inputs, gamma, beta, layer.moving_mean._value,
+                          layer.moving_variance._value, eps=float(layer.epsilon),
+                          momentum=float(layer.momentum), fix_gamma=False,
+                          use_global_stats=True, axis=int(layer.axis) % len(inputs.shape),
+                          training=False)
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+    return batch_norm_call
 
 
 def _trace(model, inputs: list[InputSpec], which: int, param_names: dict, structure=None):

@@ -20,7 +20,9 @@ Before writing, the graph is rewritten where MXNet's CPU operators need it:
 
 Parameter names are the Keras variables' paths below the model, with ``/`` as ``_``
 (``dense/kernel`` -> ``dense_kernel``); each variable of the symbol carries its
-``__shape__``. The data names are the model's ``Input`` layers' names.
+``__shape__``. A BatchNormalization layer is MXNet's ``BatchNorm`` node, so its moving
+statistics are auxiliary states (``aux:<name>``). The data names are the model's
+``Input`` layers' names.
 """
 from __future__ import annotations
 
@@ -116,9 +118,23 @@ def mxnet_graph(exported: ExportedGraph, model_name: str = "model") -> tuple[Gra
     graph, consts = _constants_as_params(graph, set(exported.params)
                                          | {s.name for s in exported.inputs})
     used = {n.name for n in graph.topo() if n.is_variable}
-    arrays = {f"arg:{k}": v for k, v in exported.params.items() if k in used}
+    aux = _auxiliary_states(graph)
+    arrays = {f"{'aux' if k in aux else 'arg'}:{k}": v for k, v in exported.params.items()
+              if k in used}
     arrays.update({f"arg:{k}": v for k, v in consts.items()})
     return graph, arrays
+
+
+def _auxiliary_states(graph: Graph) -> set:
+    """The variables an operator updates in place (BatchNorm's moving statistics):
+    MXNet's auxiliary states, saved as ``aux:<name>``."""
+    aux = set()
+    for n in graph.topo():
+        for pos in (n.op.updates or {}) if n.op is not None else ():
+            e = n.inputs[pos] if pos < len(n.inputs) else None
+            if isinstance(e, Entry) and e.node.is_variable:
+                aux.add(e.node.name)
+    return aux
 
 
 def _copy(n: Node, ins, **attrs) -> Node:

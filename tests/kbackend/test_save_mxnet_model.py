@@ -105,6 +105,7 @@ def _recurrent():
 def _channels_first():
     return keras.Sequential([
         keras.Input((3, 9, 9)),
+        layers.BatchNormalization(axis=1, center=False, scale=False),
         layers.Conv2D(4, 3, strides=2, data_format="channels_first", activation="relu"),
         layers.MaxPooling2D(2, data_format="channels_first"),
         layers.Conv2DTranspose(2, 2, strides=2, data_format="channels_first"),
@@ -152,8 +153,9 @@ def _build(name):
     # Non-trivial BatchNormalization statistics, so inference mode shows.
     for layer in model.layers:
         if isinstance(layer, layers.BatchNormalization):
-            layer.moving_mean.assign(np.linspace(-0.5, 0.5, 4).astype("float32"))
-            layer.moving_variance.assign(np.linspace(0.5, 2.0, 4).astype("float32"))
+            c = layer.moving_mean.shape[0]
+            layer.moving_mean.assign(np.linspace(-0.5, 0.5, c).astype("float32"))
+            layer.moving_variance.assign(np.linspace(0.5, 2.0, c).astype("float32"))
     return model
 
 
@@ -199,13 +201,16 @@ def test_return_value_and_files(saved):
     params = serialization.load(f"{prefix}-0000.params")
     # Readable names: the Keras variables' paths below the model.
     assert {"arg:conv2d_kernel", "arg:conv2d_bias", "arg:dense_kernel",
-            "arg:batch_normalization_moving_mean"} <= set(params)
+            "arg:batch_normalization_gamma", "arg:batch_normalization_beta"} <= set(params)
+    # BatchNormalization is MXNet's BatchNorm; its moving statistics are auxiliary states
+    assert {"aux:batch_normalization_moving_mean",
+            "aux:batch_normalization_moving_variance"} <= set(params)
     with open(f"{prefix}-symbol.json") as f:
         doc = json.load(f)
     names = [n["name"] for n in doc["nodes"]]
     assert any(n.startswith("conv2d/") for n in names)  # nodes named after their layer
     ops = {n["op"] for n in doc["nodes"]}
-    assert "Convolution" in ops and "Dropout" not in ops  # inference pass
+    assert {"Convolution", "BatchNorm"} <= ops and "Dropout" not in ops  # inference pass
     # Variables carry their shapes; the data has none (any batch size).
     var = {n["name"]: n.get("attrs", {}) for n in doc["nodes"] if n["op"] == "null"}
     assert var["conv2d_kernel"]["__shape__"] == "(3, 3, 3, 4)"
