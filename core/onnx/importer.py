@@ -122,6 +122,7 @@ class GraphImporter:
         self._shapes: dict[str, tuple | None] = {}
         self._node = None
         self._dyn: list[tuple[str, int]] = []  # placeholder k -> (tensor, axis)
+        self._inferred: set[str] = set()
         self._infer_shapes()
 
     # ---------------------------------------------------------------- setup
@@ -220,7 +221,9 @@ class GraphImporter:
         if name in self._consts:
             return tuple(self._consts[name].shape)
         shape = self._shapes.get(name)
-        if (shape is None or None in shape) and name in self._syms:
+        if (shape is None or None in shape) and name in self._syms and \
+                name not in self._inferred:
+            self._inferred.add(name)  # once per value: inference walks the graph so far
             shape = self._infer_symbol_shape(self._syms[name]) or shape
             self._shapes[name] = shape
         return shape
