@@ -163,6 +163,17 @@ def test_opset_version_and_message(tmp_path, capsys):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_operator_without_onnx_form_names_the_layer(tmp_path):
+    # ONNX has no cumulative product (CumSum only)
+    model = keras.Sequential([keras.Input((6,)), layers.Dense(4),
+                              layers.Lambda(lambda x: keras.ops.cumprod(x, axis=-1),
+                                            name="running_product")])
+    model(_rand(1, 6))
+    with pytest.raises(ValueError, match=r"running_product/cumprod"):
+        model.export(str(tmp_path / "m.onnx"), format="onnx", verbose=False)
+    assert not list(tmp_path.iterdir())
+
+
 def test_saved_model_still_unsupported(tmp_path):
     model = keras.Sequential([keras.Input((3,)), layers.Dense(2)])
     model(_rand(1, 3))
