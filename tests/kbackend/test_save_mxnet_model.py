@@ -219,6 +219,12 @@ def test_return_value_and_files(saved):
     assert leftovers == []  # atomic writes leave no temporary files
 
 
+def test_epoch_names_the_params_file(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), layers.Dense(2)])
+    kbackend.save_mxnet_model(model, str(tmp_path / "sub" / "m"), epoch=12)
+    assert sorted(os.listdir(tmp_path / "sub")) == ["m-0012.params", "m-symbol.json"]
+
+
 def test_recurrent_states_do_not_bake_the_batch(saved):
     prefix = saved["recurrent"][0]
     with open(f"{prefix}-symbol.json") as f:
