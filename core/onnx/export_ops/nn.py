@@ -85,6 +85,8 @@ def _pooling(b, n, ins, attrs):
     if g.channels_last:
         x = _to_cf(b, x, nd)
     pool_type = g.pool_type
+    if pool_type == "lp" and float(g.p) != int(g.p):
+        raise ExportError(f"{name}: p_value={g.p} (ONNX's LpPool takes an integer p)")
     nsp = nd - 2
     dyn = b.in_dynamic(0)
     spatial_dyn = any(dyn[a] for a in g.axes)
@@ -108,27 +110,32 @@ def _pooling(b, n, ins, attrs):
     if pool_type == "max":
         too_big = any(p >= k for p, k in zip(before + after, g.kernel * 2))
         if too_big:
-            fill = (-numpy.inf if b.dtype(x).kind == "f" else numpy.iinfo(b.dtype(x)).min)
+            dt = b.dtype(x)  # MXNet's (and ONNX's) padding: the lowest finite value
+            fill = numpy.finfo(dt).min if dt.kind == "f" else numpy.iinfo(dt).min
             x = _pad(b, x, before, after, fill)
             before, after = [0] * nsp, [0] * nsp
         y = b.op("MaxPool", [x], pads=before + after, **common)
     elif pool_type in ("avg", "sum"):
-        if pool_type == "sum" or g.include_pad:
-            # The real padding counts (zeros); cells past it are not counted.
-            if any(g.before) or any(g.after):
-                x = _pad(b, x, list(g.before), list(g.after), 0)
-            before, after = [0] * nsp, list(extra)
-            include = 0
+        fits = all(p < k for p, k in zip(before + after, g.kernel * 2))
+        if not any(extra) and fits and (pool_type == "avg" or not any(before + after)):
+            y = b.op("AveragePool", [x], pads=before + after,
+                     count_include_pad=int(g.include_pad), **common)
+            if pool_type == "sum":
+                y = b.op("Mul", [y, b.const(numpy.asarray(numpy.prod(g.kernel),
+                                                          b.dtype(x)), "k")])
         else:
-            include = 0
-        if any(p >= k for p, k in zip(before + after, g.kernel * 2)):
-            raise ExportError(f"{name}: padding {tuple(zip(before, after))} not smaller than "
-                              f"the kernel {g.kernel}")
-        y = b.op("AveragePool", [x], pads=before + after, count_include_pad=include, **common)
-        if pool_type == "sum":
-            # sum = mean * the number of cells counted (those inside the padded input)
-            count = _counts(g, nsp)
-            y = b.op("Mul", [y, b.const(count.astype(b.dtype(x)), "count")])
+            # Window sums over the zero-padded input, divided by MXNet's count per window:
+            # the cells inside the padded input (count_include_pad) or the real ones only
+            # (a window of padding alone gives 0, as MXNet).
+            xp = _pad(b, x, before, after, 0)
+            y = b.op("AveragePool", [xp], pads=[0] * (2 * nsp), **common)
+            k = float(numpy.prod(g.kernel))
+            if pool_type == "sum":
+                factor = numpy.full((1, 1) + tuple(g.out), k)
+            else:
+                count = _counts(g, real_only=not g.include_pad)
+                factor = numpy.where(count > 0, k / numpy.maximum(count, 1), 0.0)
+            y = b.op("Mul", [y, b.const(factor.astype(b.dtype(x)), "factor")])
     else:
         if any(extra):
             x = _pad(b, x, [0] * nsp, extra, 0)
@@ -136,13 +143,15 @@ def _pooling(b, n, ins, attrs):
     return [_to_cl(b, y, nd) if g.channels_last else y]
 
 
-def _counts(g, nsp):
-    """Cells of each window inside the padded input, shape ``(1, 1, *out)``."""
+def _counts(g, real_only: bool):
+    """Cells of each window inside the padded input (or inside the input itself when
+    ``real_only``), shape ``(1, 1, *out)``."""
     per_axis = []
     for o, s, k, bf, sz, af in zip(g.out, g.stride, g.kernel, g.before, g.size, g.after):
-        padded = bf + sz + af
+        lo, hi = (bf, bf + sz) if real_only else (0, bf + sz + af)
         starts = numpy.arange(o) * s
-        per_axis.append(numpy.minimum(starts + k, padded) - starts)
+        per_axis.append(numpy.maximum(numpy.minimum(starts + k, hi) - numpy.maximum(starts, lo),
+                                      0))
     c = per_axis[0]
     for a in per_axis[1:]:
         c = numpy.multiply.outer(c, a)

@@ -10,7 +10,7 @@ import os
 import numpy
 import pytest
 
-from core.onnx import export_model
+from core.onnx import export_graph, export_model
 from tests.core.onnx.export_util import onnx, run_onnx
 from tests.mxnet_ref import requires_mxnet, run_mxnet
 
@@ -121,3 +121,39 @@ def test_models_built_by_real_mxnet(tmp_path):
             assert [o.name for o in model.graph.output] == names[name]["outputs"]
         got = run_onnx(model, {"data": x})[0]
         numpy.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+_MXNET_POOLING = r'''
+import json
+import numpy as np
+import mxnet as mx
+x = np.random.RandomState(0).randn(1, 2, 7, 8).astype("float32")
+out = {"x": x.tolist()}
+for pool_type in ("max", "avg", "sum"):
+    for conv in ("valid", "full"):
+        for include in (True, False):
+            y = mx.nd.Pooling(mx.nd.array(x), kernel=(3, 2), stride=(2, 3), pad=(1, 1),
+                              pool_type=pool_type, pooling_convention=conv,
+                              count_include_pad=include)
+            out[f"{pool_type}-{conv}-{include}"] = y.asnumpy().tolist()
+print(json.dumps(out))
+'''
+
+
+@requires_mxnet
+def test_pooling_matches_real_mxnet():
+    """Every pooling type and convention, with and without counting the padding, against
+    real MXNet 1.9.1 (windows that hold padding only included)."""
+    from core import sym
+
+    res = json.loads(run_mxnet(_MXNET_POOLING).strip().splitlines()[-1])
+    x = numpy.asarray(res.pop("x"), numpy.float32)
+    for key, want in res.items():
+        pool_type, conv, include = key.split("-")
+        y = sym.Pooling(sym.var("x"), kernel=(3, 2), stride=(2, 3), pad=(1, 1),
+                        pool_type=pool_type, pooling_convention=conv,
+                        count_include_pad=include == "True")
+        m = export_graph(y, {}, [x.shape])
+        got = run_onnx(m, {"x": x})[0]
+        numpy.testing.assert_allclose(got, numpy.asarray(want, numpy.float32), rtol=1e-5,
+                                      atol=1e-6, err_msg=key)
