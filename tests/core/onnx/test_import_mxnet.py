@@ -25,7 +25,7 @@ from tests.mxnet_ref import run_mxnet
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "onnx")
 
 
-@pytest.mark.parametrize("name", ["mxnet_cnn", "mxnet_lstm"])
+@pytest.mark.parametrize("name", ["mxnet_cnn", "mxnet_lstm", "mxnet_gru2", "mxnet_rnn_relu"])
 def test_files_exported_by_real_mxnet(name):
     model = onnx.load(os.path.join(DATA, name + ".onnx"))
     x = np.load(os.path.join(DATA, name + "_in.npy"))

@@ -52,7 +52,23 @@ def lstm():
     return net, rng.standard_normal((6, 2, 4)).astype("float32")
 
 
-for name, build in (("mxnet_cnn", cnn), ("mxnet_lstm", lstm)):
+def gru2():
+    # MXNet's exporter writes stacked layers correctly only when input size == hidden size
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.rnn.GRU(5, num_layers=2, input_size=5))
+    net.initialize(mx.init.Uniform(0.5))
+    return net, rng.standard_normal((6, 2, 5)).astype("float32")
+
+
+def rnn_relu():
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.rnn.RNN(5, activation="relu", input_size=4))
+    net.initialize(mx.init.Uniform(0.5))
+    return net, rng.standard_normal((6, 2, 4)).astype("float32")
+
+
+for name, build in (("mxnet_cnn", cnn), ("mxnet_lstm", lstm), ("mxnet_gru2", gru2),
+                    ("mxnet_rnn_relu", rnn_relu)):
     net, x = build()
     net.hybridize()
     out = net(mx.nd.array(x)).asnumpy()
