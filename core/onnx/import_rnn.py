@@ -74,13 +74,17 @@ def _rnn(ctx, node, a):
         x = sym.swapaxes(x, dim1=0, dim2=1)
     if direction == "reverse":  # one forward pass over the reversed sequence
         x = sym.reverse(x, axis=0)
+    seq = {}
     if ctx.has(node, 4):
         lens = ctx.const(node.input[4])
         xs = ctx.shape(node.input[0])
         steps = None if xs is None else xs[1 if batch_first else 0]
         if lens is None or steps is None or numpy.any(lens != steps):
-            raise ctx.error(node, "has sequence_lens that are not all the full length; "
-                            "variable-length sequences are not translated")
+            if direction == "reverse":
+                raise ctx.error(node, "has direction='reverse' with sequence_lens; "
+                                "translated: forward or bidirectional with them")
+            # MXNet's RNN reads lengths itself: outputs past them are 0, states the last
+            seq = {"sequence_length": ctx.sym(node.input[4]), "use_sequence_length": True}
     w, r = ctx.sym(node.input[1]), ctx.sym(node.input[2])
     weights, biases = [], []
     for d in range(dirs):
@@ -97,7 +101,7 @@ def _rnn(ctx, node, a):
               for i in ((5, 6) if mode == "lstm" else (5,))]
     out = sym.RNN(x, params, *states, state_size=hidden, num_layers=1,
                   bidirectional=dirs == 2, mode=mode, state_outputs=True,
-                  name=ctx.node_name(node))
+                  name=ctx.node_name(node), **seq)
     # (T, N, D*H) -> ONNX's Y (T, D, N, H)
     y = sym.transpose(sym.reshape(out[0], shape=(0, 0, dirs, -1)), axes=(0, 2, 1, 3))
     if direction == "reverse":  # Y in the input's time order

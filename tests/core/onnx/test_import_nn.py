@@ -161,7 +161,7 @@ def test_instancenorm_lrn():
 
 # ------------------------------------------------------------------ recurrent layers
 def _rnn_model(op, T=5, N=3, I=4, H=6, bidi=False, states=False, bias=True, layout=0,
-               opset=14, reverse=False, **attrs):
+               opset=14, reverse=False, lens=None, **attrs):
     D = 2 if bidi else 1
     G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     x = rand(N, T, I) if layout else rand(T, N, I)
@@ -171,8 +171,12 @@ def _rnn_model(op, T=5, N=3, I=4, H=6, bidi=False, states=False, bias=True, layo
     if bias:
         inits["B"] = rand(D, 2 * G * H)
     feeds = {"x": x}
+    if lens is not None:
+        names.append("lens")
+        feeds["lens"] = np.array(lens, np.int32)
     if states:
-        names.append("")  # sequence_lens
+        if lens is None:
+            names.append("")  # sequence_lens
         sshape = (N, D, H) if layout else (D, N, H)
         feeds["h0"] = rand(*sshape)
         names.append("h0")
@@ -196,6 +200,8 @@ RNNS = [
     ("lstm_opset7", "LSTM", {"opset": 7}),
     ("lstm_reverse_states", "LSTM", {"reverse": True, "states": True}),
     ("gru_reverse", "GRU", {"reverse": True, "linear_before_reset": 1}),
+    ("lstm_lengths", "LSTM", {"bidi": True, "states": True, "lens": [5, 2, 4]}),
+    ("gru_lengths", "GRU", {"linear_before_reset": 1, "lens": [3, 5, 1]}),
     ("gru", "GRU", {"linear_before_reset": 1}),
     ("gru_bidi_states", "GRU", {"bidi": True, "states": True, "linear_before_reset": 1}),
     ("rnn_tanh", "RNN", {"bidi": True}),
