@@ -47,6 +47,11 @@ def _binary(op_type):
 
     def rule(b, n, ins, attrs):
         dt = b.out_dtype()
+        if dt == numpy.bool_:  # NumPy's bool arithmetic: computed in int32, then truth
+            work = numpy.dtype(numpy.int32)
+            y = b.op(op_type, [operand(b, ins[0], work), operand(b, ins[1], work)],
+                     dtype=work)
+            return [b.cast(y, dt)]
         return [b.op(op_type, [operand(b, ins[0], dt), operand(b, ins[1], dt)])]
 
     return rule

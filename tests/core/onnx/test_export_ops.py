@@ -326,3 +326,8 @@ def test_pooling_lp_needs_integer_p():
     y = sym.Pooling(X, kernel=(2, 2), pool_type="lp", p_value=1.5, name="lp")
     with pytest.raises(ValueError, match=r"'lp'.*p_value=1.5"):
         export_graph(y, {}, [(1, 1, 4, 4)])
+
+
+def test_bool_arithmetic():
+    y = (X > 0) + (X < -1)  # NumPy's bool addition (logical or)
+    check(y, {}, _x(2, 5))
