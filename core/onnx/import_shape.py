@@ -187,6 +187,36 @@ def _cumsum(ctx, node, a):
     return sym.cumsum(ctx.sym(node.input[0]), axis=axis, name=ctx.node_name(node))
 
 
+def _topk(ctx, node, a):
+    k = a["k"] if ctx.opset < 10 else int(ctx.input_const(node, 1, "K").reshape(-1)[0])
+    if not a.get("sorted", 1):
+        raise ctx.error(node, "has sorted=0; only sorted results are translated")
+    out = sym.topk(ctx.sym(node.input[0]), k=k, axis=a.get("axis", -1), ret_typ="both",
+                   is_ascend=not a.get("largest", 1), dtype="int64",
+                   name=ctx.node_name(node))
+    return [out[0], out[1]]
+
+
+def _depth_to_space(ctx, node, a):
+    b = a["blocksize"]
+    s = ctx.shape(node.input[0])
+    if s is None or len(s) != 4 or None in s[1:]:
+        raise ctx.error(node, f"needs 4-d input with known C, H, W (got {s})")
+    _, c, h, w = s
+    x = ctx.sym(node.input[0])
+    if node.op_type == "SpaceToDepth":
+        x = sym.reshape(x, shape=(0, c, h // b, b, w // b, b))
+        x = sym.transpose(x, axes=(0, 3, 5, 1, 2, 4))
+        return sym.reshape(x, shape=(0, c * b * b, h // b, w // b), name=ctx.node_name(node))
+    if a.get("mode", "DCR") == "DCR":
+        x = sym.transpose(sym.reshape(x, shape=(0, b, b, c // (b * b), h, w)),
+                          axes=(0, 3, 4, 1, 5, 2))
+    else:  # CRD
+        x = sym.transpose(sym.reshape(x, shape=(0, c // (b * b), b, b, h, w)),
+                          axes=(0, 1, 4, 2, 5, 3))
+    return sym.reshape(x, shape=(0, c // (b * b), h * b, w * b), name=ctx.node_name(node))
+
+
 def _tile(ctx, node, a):
     reps = _ints(ctx.input_const(node, 1, "repeats"))
     return sym.tile(ctx.sym(node.input[0]), reps=reps, name=ctx.node_name(node))
@@ -287,6 +317,7 @@ def _constant_of_shape(ctx, node, a):
 RULES = {"Identity": _identity, "Dropout": _dropout, "Reshape": _reshape, "Flatten": _flatten,
          "Transpose": _transpose, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze,
          "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
-         "GatherElements": _gather_elements, "CumSum": _cumsum,
+         "GatherElements": _gather_elements, "CumSum": _cumsum, "TopK": _topk,
+         "DepthToSpace": _depth_to_space, "SpaceToDepth": _depth_to_space,
          "Tile": _tile, "Expand": _expand, "Pad": _pad, "Shape": _shape, "Size": _size,
          "ConstantOfShape": _constant_of_shape}

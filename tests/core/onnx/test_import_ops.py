@@ -197,6 +197,10 @@ CASES = [
      {"equation": "bqhd, bkhd -> bhqk"}),
     ("mod", "Mod", {"a": np.array([-3, 5, 7], I64), "b": np.array([2, -3, 4], I64)}, {}, 13,
      {}),
+    ("depth_to_space_dcr", "DepthToSpace", {"x": rand(2, 8, 3, 4)}, {}, 13, {"blocksize": 2}),
+    ("depth_to_space_crd", "DepthToSpace", {"x": rand(2, 8, 3, 4)}, {}, 13,
+     {"blocksize": 2, "mode": "CRD"}),
+    ("space_to_depth", "SpaceToDepth", {"x": rand(2, 3, 4, 6)}, {}, 13, {"blocksize": 2}),
     ("tile", "Tile", {"x": X23}, {"r": np.array([2, 3], I64)}, 13, {}),
     ("expand", "Expand", {"x": rand(3, 1)}, {"s": np.array([2, 1, 4], I64)}, 13, {}),
     ("pad_const", "Pad", {"x": X4}, {"p": np.array([0, 0, 1, 2, 0, 1, 0, 3], I64),
@@ -220,6 +224,14 @@ def test_op(case):
     _cid, op, inputs, inits, opset, attrs = case
     model = one(op, inputs, inits, opset, **attrs)
     check(model, inputs)
+
+
+def test_topk_outputs():
+    x = rand(3, 7)
+    check(one("TopK", {"x": x}, {"k": np.array([3], I64)}, 11, n_out=2, axis=1), {"x": x})
+    check(one("TopK", {"x": x}, {"k": np.array([2], I64)}, 11, n_out=2, axis=0, largest=0),
+          {"x": x})
+    check(one("TopK", {"x": x}, {}, 9, n_out=2, k=4), {"x": x})
 
 
 def test_split_outputs():
