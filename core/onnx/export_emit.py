@@ -209,9 +209,3 @@ class Emitter:
 
     def out_dtype(self, index: int = 0) -> numpy.dtype:
         return self._entry_dtypes[(self.node.id, index)]
-
-    def need_opset(self, version: int, what: str) -> None:
-        """Raise unless the target opset is at least ``version``."""
-        if self.opset < version:
-            raise ExportError(f"{what} needs ONNX opset >= {version}; the export targets "
-                              f"opset {self.opset} (pass opset_version={version} or newer)")

@@ -40,7 +40,7 @@ def check(symbol, params, feeds: dict, rtol=1e-5, atol=1e-5, ref_only=None, **kw
     shapes = {k: v.shape for k, v in feeds.items()}
     types = {k: v.dtype for k, v in feeds.items()}
     model = export_graph(symbol, params, shapes, types, **kw)
-    onnx.checker.check_model(model)
+    onnx.checker.check_model(model, full_check=True)  # with ONNX's type and shape checks
     got = run_onnx(model, {i.name: feeds[i.name] for i in model.graph.input})
     want = ours(symbol, params, {**feeds, **(ref_only or {})})
     assert len(got) == len(want)
