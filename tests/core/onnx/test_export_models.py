@@ -167,3 +167,14 @@ def test_model_zoo_dynamic_batch(name, tmp_path):
                                   atol=1e-5)
     one = run_onnx(model, {"data": x[:1]})[0]
     numpy.testing.assert_allclose(one, want[:1], rtol=1e-4, atol=1e-5)
+
+
+def test_rnn_dynamic_sequence_and_batch():
+    layer = rnn.GRU(6, num_layers=2, bidirectional=True, input_size=4)
+    s = _trace(layer, (5, 3, 4))
+    model = export_graph(s, block_params(layer), [(5, 3, 4)], dynamic=True,
+                         dynamic_input_shapes=[(None, None, 4)])
+    for shape in ((5, 1, 4), (2, 7, 4)):
+        x = rand(*shape)
+        numpy.testing.assert_allclose(run_onnx(model, {"data": x})[0],
+                                      layer(nd.array(x)).asnumpy(), rtol=1e-4, atol=1e-5)
