@@ -210,6 +210,13 @@ def _concat(w, n, attrs, ins):
     return _outs(j, 1, n.num_outputs)
 
 
+def _add_n(w, n, attrs, ins):
+    """``add_n`` with the ``num_args`` MXNet requires of it."""
+    data = _arrays("add_n", ins)
+    j = w.emit("add_n", n.name, {"num_args": len(data)}, data, 1)
+    return _outs(j, 1, n.num_outputs)
+
+
 def _split(w, n, attrs, ins):
     """Equal sections as MXNet's ``SliceChannel`` (MXNet 1.9 has no ``split`` node)."""
     k = attrs.get("indices_or_sections")
@@ -511,6 +518,7 @@ RULES.update({
     "_group_norm": same("GroupNorm", outputs=3),
     "concatenate": _concat,
     "stack": _stack,
+    "add_n": _add_n,
     "split": _split,
     "reshape": _reshape,
     "transpose": _transpose,

@@ -71,6 +71,8 @@ def _mxnet_aliases() -> dict:
     add("InstanceNorm", "_instance_norm")
     add("GroupNorm", "_group_norm", ignore=("output_mean_var",))
     add("stack", "stack", ignore=("num_args",))
+    for name in ("add_n", "ElementWiseSum", "elemwise_sum"):  # MXNet writes num_args
+        add(name, "add_n", ignore=("num_args",))
     add("_rnn_param_concat", "concatenate", {"axis": 1})  # Gluon RNN layers' parameters
     return table
 

@@ -201,7 +201,8 @@ def _sweep_cases():
                                             axes=(1,)),
                                s.squeeze(s.expand_dims(x, axis=0), axis=0)],
         "concat_stack": lambda x, y: [s.concat(x, y, dim=2), s.stack(x, y, axis=1),
-                                      s.Concat(x, y, dim=0)],
+                                      s.Concat(x, y, dim=0), s.add_n(x, y, x, num_args=3),
+                                      s.ElementWiseSum(x, y)],
         "split": lambda x, y: [*[s.split(x, num_outputs=3, axis=1)[i] for i in range(3)],
                                *[s.SliceChannel(x, num_outputs=2, axis=0, squeeze_axis=True)[i]
                                  for i in range(2)]],
