@@ -125,11 +125,11 @@ def _as_graph(obj) -> Graph:
                     f"{type(obj).__name__}")
 
 
-def _from_block(block, in_shapes, in_types):
+def _from_block(block, n_inputs: int):
     """A hybridized HybridBlock-like object: its traced Symbol and its parameters."""
     from .. import symbol as _symbol
 
-    names = ["data"] if len(in_shapes) == 1 else [f"data{i}" for i in range(len(in_shapes))]
+    names = ["data"] if n_inputs == 1 else [f"data{i}" for i in range(n_inputs)]
     out = block(*[_symbol.var(nm) for nm in names])
     if isinstance(out, (list, tuple)):
         out = _symbol.Group(list(out))
@@ -152,8 +152,7 @@ def _label_variables(graph: Graph, params) -> set[int]:
 
 # --------------------------------------------------------------------------- shapes
 def _infer(graph, shapes, dtypes):
-    r = infer_graph(graph, shapes, dtypes, partial=True)
-    return r
+    return infer_graph(graph, shapes, dtypes, partial=True)
 
 
 def _dynamic_dims(graph, shapes, dtypes, dyn_inputs: dict, base):
@@ -376,9 +375,8 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         env[(v.id, 0)] = name
         dims = [f"{name}_dim{i}" if f else d for i, (d, f) in enumerate(zip(s, flags))]
         onnx_inputs.append(helper.make_tensor_value_info(name, onnx_dtype(dt), dims))
-    used = _used_params(graph, values)
     for v in variables:
-        if v.name in values and v.id in used:
+        if v.name in values:
             b.taken.discard(v.name)
             env[(v.id, 0)] = b.const(values[v.name], name=v.name)
         elif v.id in labels:
@@ -431,10 +429,6 @@ def _ir_version(opset: int) -> int:
         if opset <= op:
             return ir
     return onnx.IR_VERSION
-
-
-def _used_params(graph: Graph, values) -> set[int]:
-    return {v.id for v in graph.topo() if v.is_variable and v.name in values}
 
 
 def _fold(graph: Graph, b: Emitter, env: dict, values: dict, inputs) -> None:
@@ -563,7 +557,9 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
     if in_shapes is None:
         raise ValueError("export_model: in_shapes is required (e.g. [(1, 3, 224, 224)])")
     if hasattr(sym, "collect_params") and hasattr(sym, "hybridize"):
-        block_sym, block_params = _from_block(sym, in_shapes, in_types)
+        if in_shapes and all(isinstance(d, (int, numpy.integer)) for d in in_shapes):
+            in_shapes = [in_shapes]
+        block_sym, block_params = _from_block(sym, len(in_shapes))
         sym, params = block_sym, (block_params if params is None else params)
     if verbose:
         _log.setLevel(logging.INFO)
