@@ -18,9 +18,15 @@ def _identity(ctx, node, a):
 
 
 def _dropout(ctx, node, a):
-    # inference: the identity; the mask output (opset 10+) is all true
+    # MXNet's Dropout, as MXNet's importer: the identity at inference (the mask output,
+    # opset 10+, is all true there), active when a Gluon block trains
     x = ctx.sym(node.input[0])
-    out = sym.identity(x, name=ctx.node_name(node))
+    if ctx.opset >= 12:
+        v = ctx.input_const(node, 1, "ratio", required=False)
+        ratio = 0.5 if v is None else float(v.reshape(()))
+    else:
+        ratio = a.get("ratio", 0.5)
+    out = sym.Dropout(x, p=ratio, name=ctx.node_name(node))
     mask = sym.cast(sym.ones_like(x), dtype="bool") if len(node.output) > 1 else None
     return [out, mask]
 
