@@ -160,3 +160,22 @@ def test_import_to_gluon_of_files_real_mxnet_exported(name):
     np.testing.assert_allclose(net(nd.array(x)).asnumpy(),
                                np.load(os.path.join(data, name + "_out.npy")),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_imported_dropout_is_active_only_in_training():
+    """As MXNet's importer: ONNX Dropout becomes MXNet's Dropout(p=ratio)."""
+    from mxnet.contrib import onnx as onnx_mxnet
+
+    from tests.core.onnx.test_import_ops import one, rand
+
+    x = rand(8, 200)
+    net = onnx_mxnet.import_to_gluon(
+        one("Dropout", {"x": x}, {"r": np.array(0.25, np.float32)}, 13), ctx=None)
+    net.hybridize()
+    np.testing.assert_array_equal(net(nd.array(x)).asnumpy(), x)
+    with autograd.record():
+        y = net(nd.array(x)).asnumpy()
+    dropped = (y == 0).mean()
+    assert 0.15 < dropped < 0.35
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], x[kept] / 0.75, rtol=1e-6)
