@@ -232,3 +232,41 @@ def test_operators_match_real_mxnet():
         numpy.testing.assert_allclose(got.astype(numpy.float32),
                                       numpy.asarray(case["output"], numpy.float32),
                                       rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+_MXNET_ZOO = r'''
+import os, sys
+import numpy as np
+import mxnet as mx
+from mxnet.gluon.model_zoo import vision
+out = sys.argv[1]
+for name in ("resnet18_v1", "mobilenetv2_0.25", "mobilenet0.25"):
+    net = vision.get_model(name, classes=10)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = np.random.RandomState(0).randn(2, 3, 64, 64).astype("float32")
+    y = net(mx.nd.array(x)).asnumpy()
+    net.export(os.path.join(out, name))
+    np.save(os.path.join(out, name + "-input.npy"), x)
+    np.save(os.path.join(out, name + "-output.npy"), y)
+'''
+
+
+@requires_mxnet
+def test_real_mxnet_model_zoo_files(tmp_path):
+    """Real MXNet's Gluon model zoo nets (their -symbol.json and .params) exported with
+    a dynamic batch: onnxruntime gives MXNet's outputs, at batch 2 and 1."""
+    run_mxnet(f"import sys; sys.argv = ['x', {str(tmp_path)!r}]\n" + _MXNET_ZOO)
+    for name in ("resnet18_v1", "mobilenetv2_0.25", "mobilenet0.25"):
+        prefix = str(tmp_path / name)
+        x = numpy.load(prefix + "-input.npy")
+        want = numpy.load(prefix + "-output.npy")
+        path = export_model(prefix + "-symbol.json", prefix + "-0000.params", [x.shape],
+                            onnx_file_path=prefix + ".onnx", dynamic=True,
+                            dynamic_input_shapes=[(None, 3, 64, 64)])
+        model = onnx.load(path)
+        scale = float(numpy.abs(want).max()) or 1.0
+        numpy.testing.assert_allclose(run_onnx(model, {"data": x})[0], want, rtol=1e-4,
+                                      atol=1e-5 * scale, err_msg=name)
+        numpy.testing.assert_allclose(run_onnx(model, {"data": x[:1]})[0], want[:1],
+                                      rtol=1e-4, atol=1e-5 * scale, err_msg=name)
