@@ -123,6 +123,9 @@ class GraphImporter:
         self._node = None
         self._dyn: list[tuple[str, int]] = []  # placeholder k -> (tensor, axis)
         self._inferred: set[str] = set()
+        self._taken = {vi.name for vi in self.graph.input} | \
+            {t.name for t in self.graph.initializer}
+        self._named_node, self._node_label = None, None
         self._infer_shapes()
 
     # ---------------------------------------------------------------- setup
@@ -138,8 +141,19 @@ class GraphImporter:
 
     # ---------------------------------------------------------------- what rules use
     def node_name(self, node) -> str | None:
-        """The ONNX node's name (``None`` when empty: automatic naming)."""
-        return node.name.strip() or None
+        """The ONNX node's name (``None`` when empty: automatic naming); one that repeats
+        a value's or an earlier node's name gets a ``_<k>`` suffix (names stay unique)."""
+        name = node.name.strip()
+        if not name:
+            return None
+        if node is not self._named_node:
+            self._named_node = node
+            base, k = name, 1
+            while name in self._taken:
+                name, k = f"{base}_{k}", k + 1
+            self._taken.add(name)
+            self._node_label = name
+        return self._node_label
 
     def has(self, node, i: int) -> bool:
         """Whether the node's input ``i`` is given (ONNX leaves optional ones empty)."""

@@ -200,3 +200,17 @@ def test_dynamic_dimension_as_float_is_refused():
     cast = helper.make_node("Cast", ["n1"], ["nf"], name="to_float", to=TensorProto.FLOAT)
     with pytest.raises(ValueError, match=r"'to_float'.*dimension 0 of 'x'"):
         import_graph(_dynamic_flatten([cast]))
+
+
+def test_node_names_that_repeat_stay_apart():
+    """A node named like a graph input, and two nodes with one name (onnxruntime refuses
+    those; onnx's checker lets them through), import and run."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="x"),
+             helper.make_node("Neg", ["a"], ["b"], name="same"),
+             helper.make_node("Add", ["b", "w"], ["y"], name="same")]
+    x, w = rand(2, 3), rand(3)
+    model = make_model(nodes, {"x": x}, ["y"], {"w": w}, 13)
+    np.testing.assert_allclose(run_ours(model, {"x": x})[0], -np.maximum(x, 0) + w,
+                               rtol=1e-6)
+    sym, args, _ = import_graph(model)
+    assert sym.list_arguments() == ["x", "w"] and list(args) == ["w"]
