@@ -10,10 +10,10 @@ the training flag resolved to inference. It returns one tensor name per output o
 """
 from __future__ import annotations
 
-from . import elemwise, linalg, nn, norm, reduce, rnn, shape
+from . import elemwise, linalg, misc, nn, norm, reduce, rnn, shape
 
 RULES: dict = {}
-for _family in (elemwise, reduce, shape, linalg, nn, norm, rnn):
+for _family in (elemwise, reduce, shape, linalg, nn, norm, rnn, misc):
     RULES.update(_family.RULES)
 
 __all__ = ["RULES"]
