@@ -22,7 +22,8 @@ _LAZY = {
     "import_graph": "importer",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = ["export_graph", "export_model", "get_model_metadata", "get_operator_support",
+           "import_graph", "import_model"]  # defined by _LAZY on first use
 
 
 def __getattr__(name: str):
