@@ -17,9 +17,15 @@ X = sym.var("x")
 Y = sym.var("y")
 
 
-def _getitem(s, key):
-    node = Node(REGISTRY["_getitem"], "gi", [s.outputs[0]], {"key": key})
+def _op(name, *inputs, **attrs):
+    """A node of registry operator ``name`` (for operators without a ``sym`` function)."""
+    op = REGISTRY[name]
+    node = Node(op, name, [i.outputs[0] for i in inputs], {**op.attrs, **attrs})
     return sym.Symbol([Entry(node, 0)])
+
+
+def _getitem(s, key):
+    return _op("_getitem", s, key=key)
 
 
 def _x(*shape, seed=0):
@@ -103,6 +109,18 @@ CASES = [
     ("sort", lambda: sym.sort(X, axis=1), _x(2, 5)),
     ("argsort_desc", lambda: sym.argsort(X, axis=1, is_ascend=False), _x(2, 5)),
     ("upsampling", lambda: sym.UpSampling(X, scale=2, sample_type="nearest"), _x(1, 2, 3, 3)),
+    *[(f"seq_{op}_{axis}_{use}", (lambda op=op, axis=axis, use=use: getattr(sym, op)(
+        X, Y, use_sequence_length=use, axis=axis)),
+       {"x": rand(4, 3, 2) if axis == 0 else rand(3, 4, 2),
+        "y": numpy.array([1, 4, 2], numpy.float32)})
+      for op in ("SequenceMask", "SequenceLast", "SequenceReverse") for axis in (0, 1)
+      for use in (True, False) if not (op == "SequenceReverse" and axis == 1)],
+    ("var", lambda: _op("var", X, axis=1), _x(2, 5)),
+    ("std_ddof", lambda: _op("std", X, axis=(0, 1), ddof=1, keepdims=True), _x(2, 5, 2)),
+    ("ravel", lambda: _op("ravel", X), _x(2, 3)),
+    ("gather_nd", lambda: sym.gather_nd(X, Y), {"x": rand(3, 4),
+                                               "y": numpy.array([[0, 2], [1, 3]],
+                                                                numpy.float32)}),
     # shapes
     ("reshape_codes", lambda: sym.reshape(X, shape=(0, -1)), _x(2, 3, 4)),
     ("reshape_minus4", lambda: sym.reshape(X, shape=(-4, 1, 2, -2)), _x(2, 3, 4)),
