@@ -67,6 +67,15 @@ def _gemm(b, n, ins, attrs):
     return [b.op("Add", [y, cterm])]
 
 
+def _einsum(b, n, ins, attrs):
+    eq = attrs.get("subscripts")
+    if not isinstance(eq, str):
+        raise ExportError(f"einsum: subscripts {eq!r}")
+    dt = b.out_dtype()
+    return [b.op("Einsum", [b.cast(t, dt) for t in ins if isinstance(t, str)],
+                 equation=eq.replace(" ", ""))]
+
+
 def _np(v, dt):
     import numpy
 
@@ -74,4 +83,4 @@ def _np(v, dt):
 
 
 RULES = {"matmul": _matmul, "dot": _dot, "batch_dot": _batch_dot, "linalg_gemm2": _gemm2,
-         "linalg_gemm": _gemm}
+         "linalg_gemm": _gemm, "einsum": _einsum}

@@ -169,6 +169,8 @@ CASES = [
     ("dot_transposes", lambda: sym.dot(X, Y, transpose_a=True, transpose_b=True),
      _xy((3, 2), (4, 3))),
     ("dot_nd", lambda: sym.dot(X, Y), _xy((2, 3), (3, 4, 2))),
+    ("einsum", lambda: _op("einsum", X, Y, subscripts="bij,bkj->bik"),
+     _xy((2, 3, 4), (2, 5, 4))),
     ("batch_dot", lambda: sym.batch_dot(X, Y, transpose_b=True), _xy((2, 3, 4), (2, 5, 4))),
     ("fc_no_flatten", lambda: sym.FullyConnected(X, sym.var("w"), sym.var("b"), num_hidden=3,
                                                  flatten=False),
