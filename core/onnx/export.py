@@ -193,8 +193,9 @@ def _dynamic_dims(graph, shapes, dtypes, dyn_inputs: dict, base):
 def _open_batch(graph: Graph, base, batches: set, input_ids: set) -> Graph:
     """The graph with the batch size that tracing baked in opened up where that is
     unambiguous: a reshape to ``(batch, ...)`` of a ``(batch, ...)`` input keeps the
-    batch (MXNet's 0, NumPy's -1), and all-zero constant RNN states are dropped (ONNX
-    and ``RNN`` both start from zeros)."""
+    batch (MXNet's 0, NumPy's -1), all-zero constant RNN states are dropped (ONNX and
+    ``RNN`` both start from zeros), and all-zero ``(batch, ...)`` constants that are only
+    broadcast against batch-sized values become ``(1, ...)``."""
     from ..symbol.graph import Node, map_graph
 
     live = set(input_ids)
@@ -202,7 +203,14 @@ def _open_batch(graph: Graph, base, batches: set, input_ids: set) -> Graph:
         if n.op is not None and any(e.node.id in live for e in n.input_entries()):
             live.add(n.id)
 
+    consumers = graph.consumers()
+    shrink = {n.id for n in graph.topo() if n.is_constant and _batch_zeros(n, batches)
+              and _broadcast_safe(n, consumers, live)}
+
     def rebuild(n, ins):
+        if n.id in shrink:  # zeros (batch, ...) that only broadcast: (1, ...) does as well
+            value = numpy.zeros((1,) + tuple(n.value.shape[1:]), dtype=n.value.dtype)
+            return Node(None, n.name, (), {}, 1, None, n.user_attrs, value, n.ctx)
         if n.op is None:
             return n
         attrs = n.attrs
@@ -228,6 +236,37 @@ def _open_batch(graph: Graph, base, batches: set, input_ids: set) -> Graph:
                     n.ctx)
 
     return map_graph(graph, rebuild)
+
+
+_BROADCASTING = {"add", "subtract", "multiply", "maximum", "minimum"}
+
+
+def _batch_zeros(n, batches: set) -> bool:
+    shape = getattr(n.value, "shape", ())
+    return len(shape) >= 1 and shape[0] in batches and shape[0] > 1 and not numpy.any(
+        _as_numpy(n.value))
+
+
+def _broadcast_safe(n, consumers: dict, live: set, depth: int = 0) -> bool:
+    """Whether every use of ``n``'s output broadcasts it against a batch-sized operand
+    (elementwise), possibly after matrix products on its left (``h0 @ U`` in an
+    unrolled RNN), so its batch axis may be 1."""
+    uses = consumers.get(n.id, [])
+    if not uses or depth > 8:
+        return False
+    for c, pos in uses:
+        if c.op is None:
+            return False
+        if c.op.name in _BROADCASTING:
+            other = c.inputs[1 - pos] if len(c.inputs) == 2 else None
+            if not (isinstance(other, Entry) and other.node.id in live):
+                return False
+        elif c.op.name == "matmul" and pos == 0 and len(c.inputs) == 2:
+            if c.id in live or not _broadcast_safe(c, consumers, live, depth + 1):
+                return False
+        else:
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------- naming

@@ -178,3 +178,23 @@ def test_rnn_dynamic_sequence_and_batch():
         x = rand(*shape)
         numpy.testing.assert_allclose(run_onnx(model, {"data": x})[0],
                                       layer(nd.array(x)).asnumpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_traced_batch_constants_open_with_dynamic_batch():
+    """What tracing at batch 2 leaves (Keras): a reshape to (2, 4) and zeros (2, 4) that
+    are only broadcast; with a dynamic batch both follow the input's batch."""
+    from core.ops.registry import REGISTRY
+    from core.symbol.graph import Entry, Node
+
+    x = sym.var("data")
+    zeros = sym.Symbol([Entry(Node(None, "h0", value=numpy.zeros((2, 4), numpy.float32)), 0)])
+    u = sym.Symbol([Entry(Node(None, "u", value=rand(4, 4, seed=1)), 0)])
+    flat = sym.reshape(x, newshape=(2, 4), mx_codes=False)
+    mm = Node(REGISTRY["matmul"], "mm", [zeros.outputs[0], u.outputs[0]],
+              dict(REGISTRY["matmul"].attrs))
+    y = sym.relu(flat + sym.Symbol([Entry(mm, 0)]))
+    model = export_graph(y, {}, [(2, 2, 2)], dynamic=True,
+                         dynamic_input_shapes=[(None, 2, 2)])
+    v = rand(5, 2, 2)
+    numpy.testing.assert_allclose(run_onnx(model, {"data": v})[0],
+                                  numpy.maximum(v.reshape(5, -1), 0), rtol=1e-6)
