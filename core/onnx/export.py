@@ -139,6 +139,39 @@ def _from_block(block, n_inputs: int):
     return out, params
 
 
+def _unfuse(graph: Graph) -> Graph:
+    """The graph with each ``_fused_elemwise`` node (an optimized graph's) written out as
+    the operator nodes of its program, so each step gets its own rule."""
+    from ..ops.registry import REGISTRY
+    from ..symbol.graph import Node, map_graph
+
+    if not any(n.op is not None and n.op.name == "_fused_elemwise" for n in graph.topo()):
+        return graph
+
+    def rebuild(n, ins):
+        if n.op is None or n.op.name != "_fused_elemwise":
+            return n
+        steps = []
+        for j, step in enumerate(n.attrs["program"]):
+            opname, args = step[0], step[1]
+            attrs = dict(REGISTRY[opname].attrs)
+            attrs.update(dict(step[2]) if len(step) > 2 else {})
+            slots = []
+            for a in args:
+                if isinstance(a, tuple) and len(a) == 2 and a[0] == "in":
+                    slots.append(ins[a[1]])
+                elif isinstance(a, tuple) and len(a) == 2 and a[0] == "step":
+                    slots.append(steps[a[1]])
+                else:
+                    slots.append(a)
+            steps.append(Entry(Node(REGISTRY[opname], f"{n.name}_{opname}{j}", slots, attrs), 0))
+        outs = n.attrs.get("outputs")
+        picks = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        return [steps[k] for k in picks]
+
+    return map_graph(graph, rebuild)
+
+
 def _label_variables(graph: Graph, params) -> set[int]:
     labels = set()
     for n in graph.topo():
@@ -340,7 +373,7 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
     if not MIN_OPSET <= opset <= max_opset:
         raise ValueError(f"export: opset_version={opset} is outside the supported range "
                          f"{MIN_OPSET}..{max_opset} (the installed onnx's newest)")
-    graph = _as_graph(graph_or_symbol)
+    graph = _unfuse(_as_graph(graph_or_symbol))
     values = _load_params(params)
     labels = _label_variables(graph, values)
     variables = [n for n in graph.topo() if n.is_variable]

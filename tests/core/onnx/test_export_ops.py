@@ -364,3 +364,10 @@ def test_pooling_lp_needs_integer_p():
 def test_bool_arithmetic():
     y = (X > 0) + (X < -1)  # NumPy's bool addition (logical or)
     check(y, {}, _x(2, 5))
+
+
+def test_fused_elemwise_of_an_optimized_graph():
+    prog = (("multiply", (("in", 0), ("in", 1))), ("add", (("step", 0), 1.0)),
+            ("relu", (("step", 1),)))
+    y = _op("_fused_elemwise", X, Y, program=prog, outputs=2)
+    check(y, {}, _xy((2, 3), (2, 3)))
