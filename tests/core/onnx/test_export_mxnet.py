@@ -69,8 +69,17 @@ class Seq(nn.HybridBlock):
         h = self.gru(self.lstm(h))
         return F.softmax(self.fc(self.ln(h)), axis=-1)
 
+class Lstm1(nn.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.lstm = rnn.LSTM(5, input_size=3, bidirectional=True)
+        self.fc = nn.Dense(2, flatten=False)
+    def hybrid_forward(self, F, x):
+        return self.fc(self.lstm(x))
+
 for name, net, x in (("cnn", Cnn(), np.random.randn(2, 4, 11, 11).astype("float32")),
-                     ("seq", Seq(), np.random.randint(0, 30, (3, 7)).astype("float32"))):
+                     ("seq", Seq(), np.random.randint(0, 30, (3, 7)).astype("float32")),
+                     ("lstm1", Lstm1(), np.random.randn(4, 2, 3).astype("float32"))):
     net.initialize(mx.init.Xavier())
     net.hybridize()
     net(mx.nd.array(x))
@@ -107,8 +116,9 @@ def test_models_built_by_real_mxnet(tmp_path):
                         f"exec(open({str(script)!r}).read())")
     lines = [ln for ln in printed.strip().splitlines() if ln.startswith("{")]
     names = {d["name"]: d for d in map(json.loads, lines)}
-    assert names["cnn"]["inputs"] == ["data"]  # MXNet exports the CNN itself
-    for name in ("cnn", "seq"):
+    assert names["cnn"]["inputs"] == ["data"]  # MXNet exports these itself
+    assert names["lstm1"]["inputs"] is not None
+    for name in ("cnn", "seq", "lstm1"):
         prefix = str(tmp_path / name)
         x = numpy.load(prefix + "-input.npy")
         want = numpy.load(prefix + "-output.npy")
