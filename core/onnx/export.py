@@ -60,7 +60,9 @@ _LABEL_OPS = {"SoftmaxOutput": 1, "LinearRegressionOutput": 1, "LogisticRegressi
 
 
 def get_operator_support(opset_version: int | None = None) -> list[str]:
-    """The operators (registry names) :func:`export_model` writes, sorted.
+    """The operators :func:`export_model` writes, sorted: our registry names and the
+    MXNet 1.9 names (``Concat``, ``Reshape``, ``broadcast_add``, ``_plus_scalar``,
+    ``LayerNorm``, ...) that files and MXNet code use for them.
 
     Args:
         opset_version: the target opset (default :data:`DEFAULT_OPSET`); below
@@ -77,7 +79,14 @@ def get_operator_support(opset_version: int | None = None) -> list[str]:
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     if opset < MIN_OPSET:
         return []
-    return sorted(RULES)
+    from ..symbol import json_mxnet
+
+    names = set(RULES)
+    for mx_name, (op, *_rest) in json_mxnet._mxnet_aliases().items():
+        if op is not None and op.name in RULES:
+            names.add(mx_name)
+    names.update(n for n, rule_of in (("SoftmaxActivation", "softmax"),) if rule_of in RULES)
+    return sorted(names)
 
 
 # --------------------------------------------------------------------------- inputs
