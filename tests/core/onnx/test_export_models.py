@@ -198,3 +198,30 @@ def test_traced_batch_constants_open_with_dynamic_batch():
     v = rand(5, 2, 2)
     numpy.testing.assert_allclose(run_onnx(model, {"data": v})[0],
                                   numpy.maximum(v.reshape(5, -1), 0), rtol=1e-6)
+
+
+def test_mxnet_code_runs_unchanged_through_the_alias(tmp_path):
+    """``mx.onnx.export_model`` of MXNet 1.9 code, through ``gluon.compat.mxnet``."""
+    from gluon.compat import mxnet as alias
+
+    was = alias.is_installed()
+    alias.install(force=True)
+    try:
+        import mxnet as mx
+
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Dense(4, activation="relu"), mx.gluon.nn.Dense(2))
+        net.initialize()
+        net.hybridize()
+        x = rand(1, 3)
+        want = net(mx.nd.array(x)).asnumpy()
+        prefix = str(tmp_path / "mx")
+        net.export(prefix)
+        path = mx.onnx.export_model(prefix + "-symbol.json", prefix + "-0000.params",
+                                    [(1, 3)], numpy.float32, str(tmp_path / "mx.onnx"))
+        assert "FullyConnected" in mx.onnx.get_operator_support()
+    finally:
+        if not was:
+            alias.uninstall()
+    numpy.testing.assert_allclose(run_onnx(onnx.load(path), {"data": x})[0], want,
+                                  rtol=1e-5, atol=1e-6)
