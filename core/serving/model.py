@@ -15,14 +15,15 @@ Example:
     >>> import numpy
     >>> from core import nd, sym, model
     >>> from core.serving import load_model
-    >>> net = sym.softmax(sym.FullyConnected(sym.var("data"), num_hidden=3, name="fc"))
+    >>> net = sym.softmax(sym.FullyConnected(sym.var("data"), num_hidden=3, name="fc"),
+    ...                   name="prob")
     >>> prefix = os.path.join(tempfile.mkdtemp(), "tiny")
     >>> model.save_checkpoint(prefix, 0, net, {"fc_weight": nd.ones((3, 4)),
     ...                                       "fc_bias": nd.zeros((3,))}, {})
     >>> m = load_model("tiny", prefix)
     >>> [(t.name, t.datatype, t.shape) for t in m.inputs + m.outputs]
-    [('data', 'FP32', (-1, 4)), ('softmax0_output', 'FP32', (-1, 3))]
-    >>> m.run({"data": numpy.ones((2, 4), "float32")})["softmax0_output"].round(3).tolist()
+    [('data', 'FP32', (-1, 4)), ('prob_output', 'FP32', (-1, 3))]
+    >>> m.run({"data": numpy.ones((2, 4), "float32")})["prob_output"].round(3).tolist()
     [[0.333, 0.333, 0.333], [0.333, 0.333, 0.333]]
 """
 from __future__ import annotations
