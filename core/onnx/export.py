@@ -382,7 +382,8 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
     if not MIN_OPSET <= opset <= max_opset:
         raise ValueError(f"export: opset_version={opset} is outside the supported range "
                          f"{MIN_OPSET}..{max_opset} (the installed onnx's newest)")
-    graph = _unfuse(_as_graph(graph_or_symbol))
+    # Inference only: the auxiliary-state updates (moving statistics) are not exported.
+    graph = _unfuse(Graph(_as_graph(graph_or_symbol).outputs))
     values = _load_params(params)
     labels = _label_variables(graph, values)
     variables = [n for n in graph.topo() if n.is_variable]
