@@ -179,7 +179,8 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
                  input_names: Sequence[str] | None = None,
                  output_names: Sequence[str] | None = None, dynamic: bool = False,
                  dynamic_input_shapes: Sequence | None = None,
-                 opset_version: int | None = None) -> onnx.ModelProto:
+                 opset_version: int | None = None,
+                 keep_initializers_as_inputs: bool = False) -> onnx.ModelProto:
     """Build the ONNX model of a Symbol (or Graph) and its parameters, in memory.
 
     Args:
@@ -197,6 +198,9 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
             ``dynamic_input_shapes``, or every dimension when it is not given (MXNet).
         dynamic_input_shapes: per input, a shape with None for each open dimension.
         opset_version: the ONNX opset (default :data:`DEFAULT_OPSET`; at least 13).
+        keep_initializers_as_inputs: list the weights among the graph inputs too (as
+            MXNet 1.9's exporter does; MXNet's importer needs it), not only as
+            initializers.
 
     Returns:
         An ``onnx.ModelProto`` that ``onnx.checker.check_model`` accepts.
@@ -333,8 +337,13 @@ def export_graph(graph_or_symbol, params, in_shapes, in_types=numpy.float32,
         onnx_outputs.append(helper.make_tensor_value_info(
             name, onnx_dtype(base.dtypes[(e.node.id, e.index)]), dims))
     read = {t for node in b.nodes for t in node.input} | {o.name for o in onnx_outputs}
+    initializers = [t for t in b.initializers if t.name in read]
+    if keep_initializers_as_inputs:
+        onnx_inputs = list(onnx_inputs) + [
+            helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+            for t in initializers]
     g = helper.make_graph(b.nodes, "mxnet_converted_model", onnx_inputs, onnx_outputs,
-                          initializer=[t for t in b.initializers if t.name in read])
+                          initializer=initializers)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="kbackend")
     model.ir_version = min(model.ir_version, _ir_version(opset))
@@ -397,7 +406,8 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
                  onnx_file_path: str = "model.onnx", verbose: bool = False,
                  dynamic: bool = False, dynamic_input_shapes=None,
                  run_shape_inference: bool = False, input_type=None, input_shape=None,
-                 large_model: bool = False, opset_version: int | None = None) -> str:
+                 large_model: bool = False, opset_version: int | None = None,
+                 keep_initializers_as_inputs: bool = True) -> str:
     """Export a model to an ONNX file (MXNet 1.9's ``mx.onnx.export_model``).
 
     Args:
@@ -416,6 +426,9 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
         large_model: store the weights as external data next to the file (models over
             2 GB).
         opset_version: the ONNX opset (default :data:`DEFAULT_OPSET`).
+        keep_initializers_as_inputs: list the weights among the graph inputs too, as
+            MXNet 1.9's exporter does, so real MXNet's ``mx.contrib.onnx.import_model``
+            reads the file (default True; onnxruntime runs either form).
 
     Returns:
         ``onnx_file_path``.
@@ -447,7 +460,8 @@ def export_model(sym, params, in_shapes=None, in_types=numpy.float32,
         _log.setLevel(logging.INFO)
     model = export_graph(sym, params, in_shapes, in_types, dynamic=dynamic,
                          dynamic_input_shapes=dynamic_input_shapes,
-                         opset_version=opset_version)
+                         opset_version=opset_version,
+                         keep_initializers_as_inputs=keep_initializers_as_inputs)
     if verbose:
         for node in model.graph.node:
             _log.info("exported %s (%s)", node.name, node.op_type)

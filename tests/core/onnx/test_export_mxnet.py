@@ -126,8 +126,12 @@ def test_models_built_by_real_mxnet(tmp_path):
                             numpy.float32, prefix + "-ours.onnx")
         model = onnx.load(path)
         onnx.checker.check_model(model)
+        weights = {t.name for t in model.graph.initializer}
+        # as MXNet's exporter, the weights are graph inputs too (keep_initializers_as_inputs)
+        assert weights and weights <= {i.name for i in model.graph.input}
         if names[name]["inputs"] is not None:  # the names MXNet's exporter gives
-            assert [i.name for i in model.graph.input] == names[name]["inputs"]
+            assert [i.name for i in model.graph.input
+                    if i.name not in weights] == names[name]["inputs"]
             assert [o.name for o in model.graph.output] == names[name]["outputs"]
         got = run_onnx(model, {"data": x})[0]
         numpy.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
@@ -280,3 +284,46 @@ def test_real_mxnet_model_zoo_files(tmp_path):
                                       atol=1e-5 * scale, err_msg=name)
         numpy.testing.assert_allclose(run_onnx(model, {"data": x[:1]})[0], want[:1],
                                       rtol=1e-4, atol=1e-5 * scale, err_msg=name)
+
+
+_MXNET_IMPORTS_OURS = """
+import numpy as np, mxnet as mx
+from mxnet.contrib import onnx as onnx_mxnet
+sym, arg, aux = onnx_mxnet.import_model({path!r})
+mod = mx.mod.Module(sym, data_names=["data"], label_names=None)
+mod.bind(for_training=False, data_shapes=[("data", {shape!r})])
+mod.set_params(arg, aux, allow_missing=True)
+mod.forward(mx.io.DataBatch([mx.nd.array(np.load({x!r}))]))
+np.save({out!r}, mod.get_outputs()[0].asnumpy())
+"""
+
+
+@requires_mxnet
+def test_real_mxnet_imports_our_export(tmp_path):
+    """Real MXNet 1.9.1's ``mx.contrib.onnx.import_model`` reads what export_model writes
+    (it needs the weights among the graph inputs) and computes what our block does."""
+    from core import nd
+    from gluon import nn
+
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"),
+            nn.MaxPool2D(2), nn.Flatten(), nn.Dense(5))
+    net.initialize()
+    net.hybridize()
+    x = nd.random.uniform(shape=(2, 3, 8, 8))
+    want = net(x).asnumpy()
+    prefix = str(tmp_path / "cnn")
+    net.export(prefix)
+    path = export_model(prefix + "-symbol.json", prefix + "-0000.params", [x.shape],
+                        numpy.float32, prefix + ".onnx")
+    numpy.save(prefix + "-x.npy", x.asnumpy())
+    run_mxnet(_MXNET_IMPORTS_OURS.format(path=path, shape=x.shape, x=prefix + "-x.npy",
+                                         out=prefix + "-mx.npy"))
+    numpy.testing.assert_allclose(numpy.load(prefix + "-mx.npy"), want, rtol=1e-5, atol=1e-6)
+    # without the weights among the inputs (the modern form) onnxruntime runs it alike
+    lean = export_model(prefix + "-symbol.json", prefix + "-0000.params", [x.shape],
+                        numpy.float32, prefix + "-lean.onnx", keep_initializers_as_inputs=False)
+    model = onnx.load(lean)
+    assert [i.name for i in model.graph.input] == ["data"]
+    numpy.testing.assert_allclose(run_onnx(model, {"data": x.asnumpy()})[0], want,
+                                  rtol=1e-5, atol=1e-6)
