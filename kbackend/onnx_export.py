@@ -91,7 +91,6 @@ def export_onnx(model, filepath, input_signature=None, *, opset_version: int | N
     inputs = [_spec(s, i, taken) for i, s in enumerate(flat)]
     exported = trace_model(model, inputs, structure=structure)
     graph, arrays = mxnet_graph(exported, model.name)
-    params = {k.split(":", 1)[1]: v for k, v in arrays.items()}
     dynamic = any(d is None for s in inputs for d in s.shape)
     dyn = dynamic_axes(inputs)  # concrete shapes: the first trace's (valid for the model)
     concrete = {s.name: tuple(trace_sizes(dyn[(i, a)])[0] if d is None else d
@@ -100,7 +99,7 @@ def export_onnx(model, filepath, input_signature=None, *, opset_version: int | N
     # the exporter takes the inputs in graph order
     order = [n.name for n in graph.topo() if n.is_variable and n.name in by_name]
     try:
-        proto = export_graph(graph, params, [concrete[k] for k in order],
+        proto = export_graph(graph, arrays, [concrete[k] for k in order],
                              [numpy.dtype(by_name[k].dtype) for k in order],
                              output_names=[sanitize(n) for n in exported.output_names],
                              dynamic=dynamic,
