@@ -349,6 +349,25 @@ def foldable_scale(layer) -> bool:
         and p.num_axes == 1
 
 
+def _operand_shape(layer, shape: tuple, axis: int, num: int) -> tuple:
+    """The shape of a Scale/Bias layer's own blob: ``num_axes`` axes of the input from
+    ``axis`` (-1: all the rest; 0: a scalar, ``(1,)``)."""
+    if num < -1:
+        raise _err(layer, f"num_axes={num} must be -1 or more")
+    return tuple(shape[axis:] if num == -1 else shape[axis:axis + num]) or (1,)
+
+
+def _broadcast_shape(layer, what: str, shape: tuple, axis: int, oshape: tuple) -> tuple:
+    """``oshape`` (a Scale/Bias operand) padded with ones to broadcast against ``shape``
+    from ``axis``; a scalar ``(1,)`` broadcasts everywhere."""
+    if oshape == (1,):
+        return (1,) * len(shape)
+    if tuple(shape[axis:axis + len(oshape)]) != tuple(oshape):
+        raise _err(layer, f"the {what}'s shape {oshape} does not match the input's {shape} "
+                          f"from axis {axis}")
+    return (1,) * axis + tuple(oshape) + (1,) * (len(shape) - axis - len(oshape))
+
+
 def _scale(b, layer, bottoms, name):
     param = layer.scale_param
     x = bottoms[0]
@@ -358,18 +377,10 @@ def _scale(b, layer, bottoms, name):
         factor, sshape = bottoms[1], b.shape(bottoms[1], layer)
         bias_index = 0
     else:
-        num = param.num_axes
-        if num < -1:
-            raise _err(layer, f"num_axes={num} must be -1 or more")
-        sshape = tuple(shape[axis:] if num == -1 else shape[axis:axis + num]) or (1,)
+        sshape = _operand_shape(layer, shape, axis, param.num_axes)
         factor = b.param(layer, 0, f"{name}_weight", sshape)
         bias_index = 1
-    if tuple(shape[axis:axis + len(sshape)]) != tuple(sshape) and sshape != (1,):
-        raise _err(layer, f"the scale's shape {sshape} does not match the input's {shape} "
-                          f"from axis {axis}")
-    bshape = (1,) * axis + tuple(sshape) + (1,) * (len(shape) - axis - len(sshape))
-    if sshape == (1,):
-        bshape = (1,) * len(shape)
+    bshape = _broadcast_shape(layer, "scale", shape, axis, sshape)
     out = sym.broadcast_mul(x, sym.reshape(factor, shape=bshape, name=f"{name}_wshape"),
                             name=name if not param.bias_term else f"{name}_mul")
     if param.bias_term:
@@ -387,14 +398,9 @@ def _bias(b, layer, bottoms, name):
     if len(bottoms) == 2:
         bias, bshape = bottoms[1], b.shape(bottoms[1], layer)
     else:
-        num = param.num_axes
-        bshape = tuple(shape[axis:] if num == -1 else shape[axis:axis + num]) or (1,)
+        bshape = _operand_shape(layer, shape, axis, param.num_axes)
         bias = b.param(layer, 0, f"{name}_bias", bshape)
-    full = (1,) * len(shape) if bshape == (1,) else \
-        (1,) * axis + tuple(bshape) + (1,) * (len(shape) - axis - len(bshape))
-    if bshape != (1,) and tuple(shape[axis:axis + len(bshape)]) != tuple(bshape):
-        raise _err(layer, f"the bias's shape {bshape} does not match the input's {shape} "
-                          f"from axis {axis}")
+    full = _broadcast_shape(layer, "bias", shape, axis, bshape)
     return [sym.broadcast_add(x, sym.reshape(bias, shape=full, name=f"{name}_bshape"),
                               name=name)]
 
